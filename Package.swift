@@ -1,0 +1,56 @@
+// swift-tools-version:6.0
+import PackageDescription
+
+let package = Package(
+    name: "svc",
+    products: [
+        .library(name: "DiscoveryCore", targets: ["DiscoveryCore"]),
+        .library(name: "DNSSD", targets: ["DNSSD"]),
+        .library(name: "TransportCore", targets: ["TransportCore"]),
+        .library(name: "TransportPOSIX", targets: ["TransportPOSIX"]),
+        .executable(name: "svc-publish", targets: ["svc-publish"]),
+        .executable(name: "svc-browse", targets: ["svc-browse"]),
+        .executable(name: "svc-connect", targets: ["svc-connect"]),
+    ],
+    targets: [
+        // Avahi's Bonjour compatibility library (dns_sd.h); only DNSSD imports it.
+        .systemLibrary(
+            name: "CDNSSD",
+            path: "Modules/CDNSSD",
+            pkgConfig: "avahi-compat-libdns_sd",
+            providers: [.apt(["libavahi-compat-libdnssd-dev"])]
+        ),
+
+        // Pure modules: values, codecs and state machines; no sockets, no C.
+        .target(name: "DiscoveryCore"),
+        .target(name: "TransportCore"),
+
+        // I/O: the only importer of CDNSSD, and the POSIX socket layer.
+        .target(name: "DNSSD", dependencies: ["CDNSSD", "DiscoveryCore", "TransportCore"]),
+        .target(name: "TransportPOSIX", dependencies: ["TransportCore"]),
+
+        // Option parsing, help, exit codes, terminal-safe output, signals.
+        .target(name: "CommandLineSupport", dependencies: ["DNSSD"]),
+
+        .executableTarget(
+            name: "svc-publish",
+            dependencies: ["DNSSD", "DiscoveryCore", "TransportPOSIX", "TransportCore", "CommandLineSupport"]
+        ),
+        .executableTarget(
+            name: "svc-browse",
+            dependencies: ["DNSSD", "DiscoveryCore", "TransportCore", "CommandLineSupport"]
+        ),
+        .executableTarget(
+            name: "svc-connect",
+            dependencies: ["DNSSD", "DiscoveryCore", "TransportPOSIX", "TransportCore", "CommandLineSupport"]
+        ),
+
+        .testTarget(name: "DiscoveryCoreTests", dependencies: ["DiscoveryCore"]),
+        .testTarget(name: "TransportCoreTests", dependencies: ["TransportCore"]),
+        .testTarget(name: "DNSSDTests", dependencies: ["DNSSD", "DiscoveryCore"]),
+        .testTarget(name: "TransportPOSIXTests", dependencies: ["TransportPOSIX", "TransportCore"]),
+        .testTarget(name: "CommandLineSupportTests", dependencies: ["CommandLineSupport", "DNSSD"]),
+        // Runs the built tools on the virtual LAN (Scripts/lan); see Scripts/test.
+        .testTarget(name: "EndToEndTests"),
+    ]
+)

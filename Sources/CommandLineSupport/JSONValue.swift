@@ -1,0 +1,67 @@
+/// A JSON value with ordered object keys, serialised on one line (JSON Lines).
+///
+/// Strings are escaped per RFC 8259, and C1 controls and bidirectional overrides are escaped
+/// as well, so a JSON line is also safe to show on a terminal.
+public enum JSONValue: Sendable, Hashable {
+    case string(String)
+    case integer(Int)
+    case bool(Bool)
+    case null
+    case array([JSONValue])
+    case object([(String, JSONValue)])
+
+    public static func == (lhs: JSONValue, rhs: JSONValue) -> Bool { lhs.serialized == rhs.serialized }
+    public func hash(into hasher: inout Hasher) { hasher.combine(serialized) }
+
+    public var serialized: String {
+        var out = ""
+        write(to: &out)
+        return out
+    }
+
+    private func write(to out: inout String) {
+        switch self {
+        case .string(let text): Self.writeString(text, to: &out)
+        case .integer(let value): out += String(value)
+        case .bool(let value): out += value ? "true" : "false"
+        case .null: out += "null"
+        case .array(let items):
+            out += "["
+            for (index, item) in items.enumerated() {
+                if index > 0 { out += "," }
+                item.write(to: &out)
+            }
+            out += "]"
+        case .object(let members):
+            out += "{"
+            for (index, (key, value)) in members.enumerated() {
+                if index > 0 { out += "," }
+                Self.writeString(key, to: &out)
+                out += ":"
+                value.write(to: &out)
+            }
+            out += "}"
+        }
+    }
+
+    private static func writeString(_ text: String, to out: inout String) {
+        out += "\""
+        for scalar in text.unicodeScalars {
+            switch scalar {
+            case "\"": out += "\\\""
+            case "\\": out += "\\\\"
+            case "\n": out += "\\n"
+            case "\r": out += "\\r"
+            case "\t": out += "\\t"
+            default:
+                if TerminalSafe.needsEscape(scalar) {
+                    let hex = String(scalar.value, radix: 16)
+                    out += "\\u" + String(repeating: "0", count: 4 - hex.count) + hex
+                } else {
+                    out.unicodeScalars.append(scalar)
+                }
+            }
+        }
+        out += "\""
+    }
+}

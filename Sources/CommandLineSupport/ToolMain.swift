@@ -1,0 +1,67 @@
+import DNSSD
+import Glibc
+
+/// The life of a command-line tool: parse, print help or usage errors, run, map errors to
+/// exit codes, exit.
+public enum ToolMain {
+    /// Runs a tool and exits the process.
+    ///
+    /// `--help` and `--version` print to stdout and exit 0. A `UsageError` prints `Error: …`,
+    /// the usage line and a pointer to `--help` on stderr and exits 64. Errors from `body`
+    /// print `<tool>: error: …` and exit with `exitCode(for:)`.
+    /// - Parameters:
+    ///   - validate: turns parsed arguments into the tool's options, or throws `UsageError`.
+    ///   - body: the tool's work; returns the exit code.
+    public static func run<Options: Sendable>(
+        _ spec: CommandSpec,
+        arguments: [String] = Array(CommandLine.arguments.dropFirst()),
+        validate: (ParsedCommandLine) throws(UsageError) -> Options,
+        body: @Sendable (Options) async throws -> ExitCode
+    ) async -> Never {
+        setenv("AVAHI_COMPAT_NOWARN", "1", 1)
+        let options: Options
+        do throws(UsageError) {
+            switch try ParsedCommandLine.parse(arguments, spec: spec) {
+            case .help: Console.raw(spec.helpText); exit(0)
+            case .version: Console.out("\(spec.name) \(spec.version)"); exit(0)
+            case .run(let parsed): options = try validate(parsed)
+            }
+        } catch {
+            Console.raw("""
+                Error: \(error.message)
+                Usage: \(spec.usageLine)
+                  See '\(spec.name) --help' for more information.
+
+                """, toStandardError: true)
+            exit(ExitCode.usage.rawValue)
+        }
+        do {
+            exit(try await body(options).rawValue)
+        } catch {
+            Console.error(message(for: error))
+            exit(exitCode(for: error).rawValue)
+        }
+    }
+
+    /// The exit code for an error: sysexits values, e.g. 69 when avahi-daemon is unreachable.
+    public static func exitCode(for error: any Error) -> ExitCode {
+        switch error {
+        case let failure as ToolFailure: return failure.exitCode
+        case is UsageError: return .usage
+        case let error as DNSSDError:
+            switch error.code {
+            case .busUnreachable, .daemonUnreachable, .refused, .unsupported: return .unavailable
+            case .noSuchName: return .noHost
+            case .nameConflict: return ExitCode(73) // EX_CANTCREAT: the name could not be had
+            case .timedOut: return .temporaryFailure
+            case .internalError: return .software
+            default: return .unavailable
+            }
+        default: return .software
+        }
+    }
+
+    static func message(for error: any Error) -> String {
+        (error as? CustomStringConvertible)?.description ?? "\(error)"
+    }
+}

@@ -1,0 +1,124 @@
+/// An error from the DNS-SD daemon, or from waiting for it. `message` tells the user what
+/// happened and what to do about it; `rawValue` keeps the `kDNSServiceErr_*` code, if any.
+public struct DNSSDError: Error, Sendable, Hashable, CustomStringConvertible {
+    /// What kind of failure. A struct over a private enum, so codes can be added later.
+    public struct Code: Sendable, Hashable, CustomStringConvertible {
+        private enum Value: Sendable, Hashable {
+            case busUnreachable, daemonUnreachable, nameConflict, noSuchName, timedOut
+            case badParameter, unsupported, refused, noMemory, internalError, other
+        }
+        private let value: Value
+        private init(_ value: Value) { self.value = value }
+
+        /// The D-Bus system bus socket does not accept connections.
+        public static let busUnreachable = Code(.busUnreachable)
+        /// The bus is up but no avahi-daemon answers on it (or it went away).
+        public static let daemonUnreachable = Code(.daemonUnreachable)
+        /// `kDNSServiceErr_NameConflict`, or a rename refused by the `.fail` policy.
+        public static let nameConflict = Code(.nameConflict)
+        /// `kDNSServiceErr_NoSuchName` / `NoSuchRecord`: nothing answered for that name.
+        public static let noSuchName = Code(.noSuchName)
+        /// The daemon did not answer within the operation's timeout.
+        public static let timedOut = Code(.timedOut)
+        /// `kDNSServiceErr_BadParam`, `BadInterfaceIndex`, `Invalid`.
+        public static let badParameter = Code(.badParameter)
+        /// `kDNSServiceErr_Unsupported`: not available in Avahi's compatibility layer.
+        public static let unsupported = Code(.unsupported)
+        /// `kDNSServiceErr_Refused`, `NoAuth`, `Firewall`.
+        public static let refused = Code(.refused)
+        /// `kDNSServiceErr_NoMemory`.
+        public static let noMemory = Code(.noMemory)
+        /// `kDNSServiceErr_BadReference`, `BadState`, `BadFlags`, `NotInitialized`: a bug here.
+        public static let internalError = Code(.internalError)
+        /// Any other code.
+        public static let other = Code(.other)
+
+        public var description: String { "\(value)" }
+    }
+
+    public let code: Code
+    public let message: String
+    /// The `kDNSServiceErr_*` value the daemon returned, when there was one.
+    public let rawValue: Int32?
+
+    public init(_ code: Code, _ message: String, rawValue: Int32? = nil) {
+        self.code = code
+        self.message = message
+        self.rawValue = rawValue
+    }
+
+    public var description: String { message }
+
+    /// Whether the daemon or its bus is out of reach (worth retrying once it is back).
+    public var isDaemonUnavailable: Bool { code == .busUnreachable || code == .daemonUnreachable }
+
+    /// Maps a `kDNSServiceErr_*` value to an error that says what to do.
+    ///
+    /// Avahi reports "no daemon" and "no D-Bus" alike as `kDNSServiceErr_Unknown`; `bus` tells
+    /// the two apart (see `SystemBus.probe()`).
+    /// - Parameters:
+    ///   - rawValue: the code returned by a `DNSService*` call or passed to its callback.
+    ///   - operation: what was being done, e.g. "registering 'printer' as _p2pipp._tcp".
+    ///   - bus: whether the system bus accepted a connection, and at which address.
+    public static func daemon(_ rawValue: Int32, while operation: String, bus: SystemBus.Status) -> DNSSDError {
+        let name = errorNames[rawValue].map { "kDNSServiceErr_\($0)" } ?? "error"
+        let tail = " (\(name), \(rawValue))"
+        switch rawValue {
+        case -65537: // Unknown: Avahi's answer when the daemon or the bus cannot be reached
+            switch bus {
+            case .unreachable(let address, let reason):
+                return DNSSDError(.busUnreachable, """
+                    cannot reach the D-Bus system bus at \(address) (\(reason)), and avahi-daemon is reached \
+                    over D-Bus (while \(operation)). Start D-Bus ('service dbus start') and then \
+                    avahi-daemon ('service avahi-daemon start'), or set DBUS_SYSTEM_BUS_ADDRESS to the bus \
+                    your avahi-daemon uses
+                    """, rawValue: rawValue)
+            case .reachable(let address):
+                return DNSSDError(.daemonUnreachable, """
+                    avahi-daemon is not running: the D-Bus system bus at \(address) is up but no avahi-daemon \
+                    answers on it (while \(operation)). Start avahi-daemon with 'service avahi-daemon start' \
+                    (or 'avahi-daemon -D'); install it with 'apt install avahi-daemon' if it is missing
+                    """, rawValue: rawValue)
+            }
+        case -65548:
+            return DNSSDError(.nameConflict, "the name is already taken on the network while \(operation)\(tail); choose another name", rawValue: rawValue)
+        case -65538, -65554:
+            return DNSSDError(.noSuchName, "nothing on the network answered while \(operation)\(tail); check the name, type and domain", rawValue: rawValue)
+        case -65540, -65552, -65549:
+            return DNSSDError(.badParameter, "avahi-daemon rejected a parameter while \(operation)\(tail); check the name, type, domain and TXT record", rawValue: rawValue)
+        case -65544:
+            return DNSSDError(.unsupported, "avahi-daemon's dns_sd layer does not support this (\(operation))\(tail)", rawValue: rawValue)
+        case -65553, -65555, -65550:
+            return DNSSDError(.refused, "avahi-daemon refused the request while \(operation)\(tail); check its configuration (e.g. disallowed interfaces or a policy)", rawValue: rawValue)
+        case -65539:
+            return DNSSDError(.noMemory, "avahi-daemon ran out of memory while \(operation)\(tail); restart it", rawValue: rawValue)
+        case -65541, -65542, -65543, -65545:
+            return DNSSDError(.internalError, "internal error while \(operation)\(tail); this is a bug in svc, please report it", rawValue: rawValue)
+        default:
+            return DNSSDError(.other, "avahi-daemon failed while \(operation)\(tail)", rawValue: rawValue)
+        }
+    }
+
+    /// The C names of the `kDNSServiceErr_*` values, without the prefix.
+    static let errorNames: [Int32: String] = [
+        -65537: "Unknown", -65538: "NoSuchName", -65539: "NoMemory", -65540: "BadParam",
+        -65541: "BadReference", -65542: "BadState", -65543: "BadFlags", -65544: "Unsupported",
+        -65545: "NotInitialized", -65547: "AlreadyRegistered", -65548: "NameConflict",
+        -65549: "Invalid", -65550: "Firewall", -65551: "Incompatible", -65552: "BadInterfaceIndex",
+        -65553: "Refused", -65554: "NoSuchRecord", -65555: "NoAuth", -65556: "NoSuchKey",
+        -65557: "NATTraversal", -65558: "DoubleNAT", -65559: "BadTime",
+    ]
+
+    static func timedOut(_ operation: String, after timeout: Duration) -> DNSSDError {
+        DNSSDError(.timedOut, "avahi-daemon gave no answer within \(timeout.secondsText) while \(operation); is it overloaded or stuck? ('service avahi-daemon restart')")
+    }
+}
+
+extension Duration {
+    /// "2.5 s", "250 ms".
+    var secondsText: String {
+        let ms = Int(components.seconds) * 1000 + Int(components.attoseconds / 1_000_000_000_000_000)
+        if ms < 1000 { return "\(ms) ms" }
+        return ms % 1000 == 0 ? "\(ms / 1000) s" : "\(ms / 1000).\(ms % 1000 / 100) s"
+    }
+}

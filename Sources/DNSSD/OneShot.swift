@@ -1,0 +1,78 @@
+import Dispatch
+
+/// Bridges a one-shot DNS-SD operation (resolve, address lookup, first registration reply)
+/// to `async`: the first of result, timeout or task cancellation wins; the operation's refs
+/// are cancelled when it ends.
+///
+/// - Important: every method runs on `dnssdQueue`.
+final class OneShot<Value: Sendable>: @unchecked Sendable {
+    private var continuation: CheckedContinuation<Value, any Error>?
+    private var early: Result<Value, any Error>?
+    private var refs: [ServiceRef] = []
+    private var timer: DispatchSourceTimer?
+    private(set) var isFinished = false
+
+    /// Keeps `ref` alive until the operation ends, then cancels it.
+    func own(_ ref: ServiceRef) {
+        if isFinished { ref.cancel() } else { refs.append(ref) }
+    }
+
+    /// Ends the operation once; later calls are ignored.
+    func finish(_ result: Result<Value, any Error>) {
+        guard !isFinished else { return }
+        isFinished = true
+        timer?.cancel()
+        refs.forEach { $0.cancel() }
+        refs = []
+        if let continuation {
+            continuation.resume(with: result)
+            self.continuation = nil
+        } else {
+            early = result
+        }
+    }
+
+    fileprivate func begin(_ continuation: CheckedContinuation<Value, any Error>, timeout: Duration, onTimeout: @escaping () -> any Error) {
+        if let early {
+            continuation.resume(with: early)
+            return
+        }
+        self.continuation = continuation
+        let timer = DispatchSource.makeTimerSource(queue: dnssdQueue)
+        timer.schedule(deadline: .now() + .nanoseconds(Int(timeout.nanoseconds)))
+        timer.setEventHandler { [weak self] in self?.finish(.failure(onTimeout())) }
+        timer.resume()
+        self.timer = timer
+    }
+
+    /// Runs `start` on the DNS-SD queue and waits for `finish`.
+    /// - Parameters:
+    ///   - timeout: how long to wait before failing with `onTimeout()`.
+    ///   - start: starts the operation; it calls `finish` (now or from a callback) and `own`
+    ///     for each ref it creates. A thrown error ends the operation.
+    /// - Throws: what `finish` was given, `onTimeout()`, or `CancellationError`.
+    static func run(
+        timeout: Duration,
+        onTimeout: @escaping @Sendable () -> any Error,
+        start: @escaping @Sendable (OneShot<Value>) throws -> Void
+    ) async throws -> Value {
+        let operation = OneShot<Value>()
+        return try await withTaskCancellationHandler {
+            try await withCheckedThrowingContinuation { continuation in
+                dnssdQueue.async {
+                    operation.begin(continuation, timeout: timeout, onTimeout: onTimeout)
+                    guard !operation.isFinished else { return }
+                    do { try start(operation) } catch { operation.finish(.failure(error)) }
+                }
+            }
+        } onCancel: {
+            dnssdQueue.async { operation.finish(.failure(CancellationError())) }
+        }
+    }
+}
+
+extension Duration {
+    var nanoseconds: Int64 {
+        components.seconds * 1_000_000_000 + components.attoseconds / 1_000_000_000
+    }
+}

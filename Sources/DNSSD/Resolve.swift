@@ -1,0 +1,69 @@
+import CDNSSD
+import DiscoveryCore
+
+/// Where a service instance lives: its host, port, TXT record and the interface it was
+/// resolved on.
+public struct ResolvedService: Sendable, Hashable {
+    public let instance: ServiceInstance
+    /// The host's DNS name, e.g. `printer.local.`; look up its addresses with `lookUpAddresses`.
+    public let hostTarget: String
+    public let port: UInt16
+    public let interface: NetworkInterface
+    /// The TXT record as received.
+    public let txtBytes: [UInt8]
+    /// The TXT record decoded per RFC 6763 §6.4, or nil when it is malformed.
+    public var txt: TXTRecord? { try? TXTRecord(decoding: txtBytes) }
+}
+
+extension ServiceInstance {
+    /// Resolves this instance to host, port and TXT (`DNSServiceResolve`).
+    ///
+    /// A known name is resolved directly; there is no need to browse first.
+    /// - Parameters:
+    ///   - interfaceIndex: resolve on this interface only, or 0 for any.
+    ///   - timeout: how long to wait for an answer.
+    /// - Throws: `DNSSDError` (`.noSuchName` when nothing answered within `timeout`,
+    ///   `.daemonUnreachable`/`.busUnreachable` without a daemon), or `CancellationError`.
+    public func resolve(interfaceIndex: UInt32 = 0, timeout: Duration = .seconds(5)) async throws -> ResolvedService {
+        let instance = self
+        let operation = "resolving '\(name)' (\(type.baseType) in \(domain))"
+        return try await OneShot<ResolvedService>.run(timeout: timeout, onTimeout: {
+            DNSSDError(.noSuchName, "no service named '\(instance.name)' of type \(instance.type.baseType) answered in \(instance.domain) within \(timeout.secondsText)")
+        }) { oneShot in
+            let context = ResolveContext(instance: instance, operation: operation, oneShot: oneShot)
+            oneShot.own(try ServiceRef(
+                queue: dnssdQueue, context: context, operation: operation,
+                onProcessError: { error in dnssdQueue.async { oneShot.finish(.failure(error)) } }
+            ) { ref, contextPointer in
+                DNSServiceResolve(ref, 0, interfaceIndex, instance.name, instance.type.baseType, instance.domain.name, { _, _, interfaceIndex, code, _, hostTarget, port, txtLength, txt, context in
+                    Unmanaged<ResolveContext>.fromOpaque(context!).takeUnretainedValue().reply(
+                        code: code, interfaceIndex: interfaceIndex, hostTarget: hostTarget, port: port,
+                        txt: txt.map { Array(UnsafeRawBufferPointer(start: $0, count: Int(txtLength))) } ?? [])
+                }, contextPointer)
+            })
+        }
+    }
+}
+
+/// The C callback's context for one resolve. Runs on `dnssdQueue`.
+private final class ResolveContext: @unchecked Sendable {
+    let instance: ServiceInstance
+    let operation: String
+    let oneShot: OneShot<ResolvedService>
+
+    init(instance: ServiceInstance, operation: String, oneShot: OneShot<ResolvedService>) {
+        self.instance = instance
+        self.operation = operation
+        self.oneShot = oneShot
+    }
+
+    func reply(code: DNSServiceErrorType, interfaceIndex: UInt32, hostTarget: UnsafePointer<CChar>?, port: UInt16, txt: [UInt8]) {
+        guard code == kDNSServiceErr_NoError, let hostTarget else {
+            oneShot.finish(.failure(DNSSDError.daemon(code, while: operation, bus: SystemBus.probe())))
+            return
+        }
+        oneShot.finish(.success(ResolvedService(
+            instance: instance, hostTarget: String(cString: hostTarget), port: UInt16(bigEndian: port),
+            interface: networkInterface(interfaceIndex), txtBytes: txt)))
+    }
+}

@@ -1,0 +1,89 @@
+import CDNSSD
+import Dispatch
+import DiscoveryCore
+import Glibc
+
+/// Owns one `DNSServiceRef` and drives it from a Dispatch read source on its socket.
+///
+/// - `DNSServiceProcessResult` is called only from the read source's handler, i.e. only when
+///   the fd is readable and never from inside a callback (Avahi's layer deadlocks otherwise).
+///   Callbacks therefore run on `queue`.
+/// - `cancel()` may be called from anywhere, including a callback: it cancels the source, and
+///   the cancel handler (run later on `queue`) deallocates the ref and then releases the
+///   retained callback context, exactly once.
+final class ServiceRef: @unchecked Sendable {
+    /// Set once in `init`; used only on `queue` (in the source's handlers).
+    private let ref: DNSServiceRef
+    /// Created in `init`; `DispatchSource` is itself thread-safe to cancel.
+    private let source: DispatchSourceRead
+
+    /// Starts a `DNSService*` operation.
+    /// - Parameters:
+    ///   - queue: the serial queue on which callbacks will run.
+    ///   - context: handed to the C callback as its context pointer; retained until the ref
+    ///     is deallocated.
+    ///   - operation: a phrase for error messages, e.g. "browsing for _p2pipp._tcp".
+    ///   - onProcessError: called on `queue` when `DNSServiceProcessResult` fails (the daemon
+    ///     connection broke); the ref is cancelled after it returns.
+    ///   - start: calls the `DNSService*` function with the ref pointer and the context.
+    /// - Throws: `DNSSDError` when the call fails at once (e.g. no daemon).
+    init(
+        queue: DispatchQueue,
+        context: AnyObject,
+        operation: String,
+        onProcessError: @escaping @Sendable (DNSSDError) -> Void,
+        start: (UnsafeMutablePointer<DNSServiceRef?>, UnsafeMutableRawPointer) -> DNSServiceErrorType
+    ) throws(DNSSDError) {
+        let retained = Unmanaged.passRetained(context)
+        var newRef: DNSServiceRef?
+        let code = start(&newRef, retained.toOpaque())
+        guard code == kDNSServiceErr_NoError, let newRef else {
+            retained.release()
+            throw DNSSDError.daemon(code, while: operation, bus: SystemBus.probe())
+        }
+        ref = newRef
+        let fd = DNSServiceRefSockFD(newRef)
+        source = DispatchSource.makeReadSource(fileDescriptor: fd, queue: queue)
+        let refBox = UncheckedRef(newRef)
+        source.setEventHandler { [source] in
+            let result = DNSServiceProcessResult(refBox.ref)
+            if result != kDNSServiceErr_NoError {
+                onProcessError(DNSSDError.daemon(result, while: operation, bus: SystemBus.probe()))
+                source.cancel()
+            }
+        }
+        source.setCancelHandler {
+            DNSServiceRefDeallocate(refBox.ref)
+            retained.release()
+        }
+        source.resume()
+    }
+
+    /// Stops the operation. Safe to call more than once and from any thread.
+    func cancel() { source.cancel() }
+
+    /// Updates the TXT record of a registration (`DNSServiceUpdateRecord` with a NULL record).
+    /// Must be called on `queue`, never while the ref is being cancelled.
+    func updatePrimaryTXT(_ bytes: [UInt8]) -> DNSServiceErrorType {
+        bytes.withUnsafeBytes { raw in
+            DNSServiceUpdateRecord(ref, nil, 0, UInt16(raw.count), raw.baseAddress, 0)
+        }
+    }
+}
+
+/// A `DNSServiceRef` carried into the source handlers, which all run on the owner's queue.
+private struct UncheckedRef: @unchecked Sendable {
+    let ref: DNSServiceRef
+    init(_ ref: DNSServiceRef) { self.ref = ref }
+}
+
+/// The interface with index `index`, named by the kernel (or by its number once it is gone).
+func networkInterface(_ index: UInt32) -> NetworkInterface {
+    var buffer = [CChar](repeating: 0, count: Int(IF_NAMESIZE) + 1)
+    guard if_indextoname(index, &buffer) != nil else { return NetworkInterface(index: index, name: String(index)) }
+    let name = buffer.prefix(while: { $0 != 0 }).map { UInt8(bitPattern: $0) }
+    return NetworkInterface(index: index, name: String(decoding: name, as: UTF8.self))
+}
+
+/// The serial queue on which every DNS-SD callback in this process runs.
+let dnssdQueue = DispatchQueue(label: "svc.dnssd")

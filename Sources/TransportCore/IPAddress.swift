@@ -1,0 +1,79 @@
+/// An IPv4 or IPv6 address as raw network-order bytes, printed the standard way
+/// (dotted quad; RFC 5952 for IPv6: lower case, longest run of zero groups as `::`).
+public struct IPAddress: Sendable, Hashable, CustomStringConvertible {
+    public enum Family: Sendable, Hashable { case ipv4, ipv6 }
+
+    /// 4 bytes for IPv4, 16 for IPv6.
+    public let bytes: [UInt8]
+
+    /// Returns nil unless `bytes` has 4 or 16 elements.
+    public init?(bytes: [UInt8]) {
+        guard bytes.count == 4 || bytes.count == 16 else { return nil }
+        self.bytes = bytes
+    }
+
+    public var family: Family { bytes.count == 4 ? .ipv4 : .ipv6 }
+
+    /// fe80::/10: only meaningful together with the interface it was seen on.
+    public var isLinkLocal: Bool {
+        family == .ipv6 ? bytes[0] == 0xFE && bytes[1] & 0xC0 == 0x80 : bytes[0] == 169 && bytes[1] == 254
+    }
+
+    /// The IPv4 address inside an IPv4-mapped IPv6 address (`::ffff:a.b.c.d`), as a dual-stack
+    /// listener reports IPv4 peers.
+    public var unmappedIPv4: IPAddress? {
+        guard family == .ipv6, bytes[0..<10].allSatisfy({ $0 == 0 }), bytes[10] == 0xFF, bytes[11] == 0xFF else { return nil }
+        return IPAddress(bytes: Array(bytes[12...]))
+    }
+
+    public var description: String {
+        if family == .ipv4 { return bytes.map(String.init).joined(separator: ".") }
+        if let v4 = unmappedIPv4 { return "::ffff:\(v4)" }
+        let groups = stride(from: 0, to: 16, by: 2).map { UInt16(bytes[$0]) << 8 | UInt16(bytes[$0 + 1]) }
+        // The longest run of two or more zero groups (the first one on a tie) becomes "::".
+        var best = (start: -1, length: 0)
+        var index = 0
+        while index < 8 {
+            guard groups[index] == 0 else { index += 1; continue }
+            let start = index
+            while index < 8 && groups[index] == 0 { index += 1 }
+            if index - start > best.length { best = (start, index - start) }
+        }
+        func hex(_ slice: ArraySlice<UInt16>) -> String { slice.map { String($0, radix: 16) }.joined(separator: ":") }
+        guard best.length >= 2 else { return hex(groups[...]) }
+        return hex(groups[..<best.start]) + "::" + hex(groups[(best.start + best.length)...])
+    }
+}
+
+/// An address and port to connect to or accept from; IPv6 link-local addresses carry the
+/// interface they belong to (their scope).
+public struct SocketEndpoint: Sendable, Hashable, CustomStringConvertible {
+    public let address: IPAddress
+    public let port: UInt16
+    /// The interface index for a link-local IPv6 address, 0 otherwise.
+    public let scopeID: UInt32
+    /// The interface name printed after `%`, when known.
+    public let scopeName: String?
+
+    public init(address: IPAddress, port: UInt16, scopeID: UInt32 = 0, scopeName: String? = nil) {
+        self.address = address
+        self.port = port
+        self.scopeID = scopeID
+        self.scopeName = scopeName
+    }
+
+    /// `10.77.0.1:4242`, `[fe80::1%veth0]:4242`; IPv4-mapped addresses print as IPv4.
+    public var description: String {
+        if let v4 = address.unmappedIPv4 { return "\(v4):\(port)" }
+        guard address.family == .ipv6 else { return "\(address):\(port)" }
+        let scope = scopeID == 0 ? "" : "%" + (scopeName ?? String(scopeID))
+        return "[\(address)\(scope)]:\(port)"
+    }
+
+    /// The address alone, with its scope: `fe80::1%veth0` or `10.77.0.1`.
+    public var addressWithScope: String {
+        if let v4 = address.unmappedIPv4 { return v4.description }
+        let scope = address.family == .ipv6 && scopeID != 0 ? "%" + (scopeName ?? String(scopeID)) : ""
+        return "\(address)\(scope)"
+    }
+}

@@ -1,0 +1,50 @@
+import CommandLineSupport
+import DiscoveryCore
+
+/// svc-browse's validated command line.
+struct BrowseOptions: Sendable {
+    var type: ServiceType = .p2pipp
+    var domain: ServiceDomain = .local
+    var resolve = false
+    var once = false
+    var timeout: Duration?
+    var json = false
+
+    static let spec = CommandSpec(
+        name: "svc-browse",
+        version: svcVersion,
+        overview: "List DNS-SD services on the local network, live, as they come and go.",
+        options: [
+            .init("type", value: "type", help: "The service type to look for (default: _p2pipp._tcp)."),
+            .init("domain", value: "domain", help: "The domain to browse (default: local.)."),
+            .init("resolve", help: "Also show each service's host, port, addresses and TXT record."),
+            .init("once", help: "Print what is there now and exit (like avahi-browse -t)."),
+            .init("timeout", value: "seconds", help: "Stop browsing after this many seconds."),
+            .init("json", help: "Print one JSON object per event (JSON Lines)."),
+        ],
+        discussion: """
+            OUTPUT:
+              One line per event: 'added', 'removed' or 'interfaces' (the set of interfaces
+              changed), then the quoted instance name, type, domain and interfaces. With --json,
+              events are objects with "event", "time", "name", "type", "domain", "interfaces",
+              and with --resolve "host", "port", "addresses", "txt" and "txt_raw" (hex); after
+              the first batch a {"event":"complete"} line says the list is complete for now.
+
+            EXIT STATUS:
+              0 done, 64 bad arguments, 69 avahi-daemon or D-Bus unreachable.
+
+            EXAMPLES:
+              svc-browse --once --resolve
+              svc-browse --type _http._tcp --json
+            """)
+
+    init(_ parsed: ParsedCommandLine) throws(UsageError) {
+        if let text = parsed.value("type") { type = try validated { () throws(DiscoveryError) in try ServiceType(text) } }
+        if let text = parsed.value("domain") { domain = try validated { () throws(DiscoveryError) in try ServiceDomain(text) } }
+        resolve = parsed.flag("resolve")
+        once = parsed.flag("once")
+        json = parsed.flag("json")
+        if let text = parsed.value("timeout") { timeout = try parseSeconds(text, option: "timeout") }
+        if once && timeout != nil { throw UsageError("--once and --timeout cannot be used together") }
+    }
+}
