@@ -30,7 +30,7 @@ let package = Package(
         .target(name: "TransportPOSIX", dependencies: ["TransportCore"]),
 
         // Option parsing, help, exit codes, terminal-safe output, signals.
-        .target(name: "CommandLineSupport", dependencies: ["DNSSD"]),
+        .target(name: "CommandLineSupport", dependencies: ["DNSSD", "TransportCore"]),
 
         .executableTarget(
             name: "svc-publish",

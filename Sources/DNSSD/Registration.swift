@@ -94,6 +94,14 @@ public final class ServiceRegistration: Sendable {
         dnssdQueue.async { [core] in core.cancel() }
     }
 
+    /// Deregisters and returns once the daemon has withdrawn the service, so that a process
+    /// may exit right after.
+    public func cancel() async {
+        await withCheckedContinuation { continuation in
+            dnssdQueue.async { [core] in core.cancel { continuation.resume() } }
+        }
+    }
+
     deinit { cancel() }
 }
 
@@ -215,11 +223,16 @@ final class RegistrationCore: @unchecked Sendable {
         }
     }
 
-    func cancel() {
+    /// Withdraws the service; `completion` runs once the daemon has been told.
+    func cancel(then completion: @escaping () -> Void = {}) {
+        if let ref {
+            ref.cancel(then: completion)
+        } else {
+            completion()
+        }
+        ref = nil
         guard !isCancelled else { return }
         isCancelled = true
-        ref?.cancel()
-        ref = nil
         events.finish()
     }
 }

@@ -16,6 +16,8 @@ final class ServiceRef: @unchecked Sendable {
     private let ref: DNSServiceRef
     /// Created in `init`; `DispatchSource` is itself thread-safe to cancel.
     private let source: DispatchSourceRead
+    /// Run on `queue` once the ref is deallocated.
+    private let deallocated = DeallocationWaiters()
 
     /// Starts a `DNSService*` operation.
     /// - Parameters:
@@ -52,9 +54,10 @@ final class ServiceRef: @unchecked Sendable {
                 source.cancel()
             }
         }
-        source.setCancelHandler {
+        source.setCancelHandler { [deallocated] in
             DNSServiceRefDeallocate(refBox.ref)
             retained.release()
+            deallocated.run()
         }
         source.resume()
     }
@@ -62,12 +65,31 @@ final class ServiceRef: @unchecked Sendable {
     /// Stops the operation. Safe to call more than once and from any thread.
     func cancel() { source.cancel() }
 
+    /// Stops the operation and calls `completion` on `queue` once the daemon has been told
+    /// (for a registration: once the service is withdrawn). Call on `queue`.
+    func cancel(then completion: @escaping () -> Void) {
+        deallocated.add(completion)
+        source.cancel()
+    }
+
     /// Updates the TXT record of a registration (`DNSServiceUpdateRecord` with a NULL record).
     /// Must be called on `queue`, never while the ref is being cancelled.
     func updatePrimaryTXT(_ bytes: [UInt8]) -> DNSServiceErrorType {
         bytes.withUnsafeBytes { raw in
             DNSServiceUpdateRecord(ref, nil, 0, UInt16(raw.count), raw.baseAddress, 0)
         }
+    }
+}
+
+/// Closures waiting for a ref's deallocation; used only on the ref's queue.
+private final class DeallocationWaiters: @unchecked Sendable {
+    private var waiters: [() -> Void] = []
+    private var done = false
+    func add(_ waiter: @escaping () -> Void) { if done { waiter() } else { waiters.append(waiter) } }
+    func run() {
+        done = true
+        waiters.forEach { $0() }
+        waiters = []
     }
 }
 

@@ -31,7 +31,8 @@ struct SvcBrowse {
         let work = Task {
             defer { pending.finish() }
             for try await event in events {
-                pending.yield(Task { await line(for: event, options) })
+                let time = timestampNow()
+                pending.yield(Task { await line(for: event, at: time, options) })
                 if event == .completeForNow && options.once { return }
             }
         }
@@ -48,7 +49,7 @@ struct SvcBrowse {
         try result.get()
     }
 
-    static func line(for event: BrowseEvent, _ options: BrowseOptions) async -> String? {
+    static func line(for event: BrowseEvent, at time: String, _ options: BrowseOptions) async -> String? {
         switch event {
         case .added(let instance, let interfaces):
             var resolution: Result<(ResolvedService, [SocketEndpoint]), any Error>?
@@ -61,13 +62,13 @@ struct SvcBrowse {
                     Console.note("could not resolve '\(TerminalSafe.escape(instance.name))': \(error)")
                 }
             }
-            return BrowseOutput.format("added", instance, interfaces, resolution.flatMap { try? $0.get() }, json: options.json)
+            return BrowseOutput.format("added", instance, interfaces, resolution.flatMap { try? $0.get() }, time: time, json: options.json)
         case .removed(let instance):
-            return BrowseOutput.format("removed", instance, nil, nil, json: options.json)
+            return BrowseOutput.format("removed", instance, nil, nil, time: time, json: options.json)
         case .interfacesChanged(let instance, let interfaces):
-            return BrowseOutput.format("interfaces", instance, interfaces, nil, json: options.json)
+            return BrowseOutput.format("interfaces", instance, interfaces, nil, time: time, json: options.json)
         case .completeForNow:
-            return options.json ? JSONValue.object([("event", .string("complete")), ("time", .string(timestampNow()))]).serialized : nil
+            return options.json ? JSONValue.object([("event", .string("complete")), ("time", .string(time))]).serialized : nil
         }
     }
 }

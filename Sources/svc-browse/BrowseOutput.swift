@@ -6,8 +6,8 @@ import TransportCore
 /// How svc-browse prints one event, as a text line or a JSON object.
 enum BrowseOutput {
     static func format(_ event: String, _ instance: ServiceInstance, _ interfaces: [NetworkInterface]?,
-                       _ resolution: (ResolvedService, [SocketEndpoint])?, json: Bool) -> String {
-        json ? jsonLine(event, instance, interfaces, resolution) : textLine(event, instance, interfaces, resolution)
+                       _ resolution: (ResolvedService, [SocketEndpoint])?, time: String, json: Bool) -> String {
+        json ? jsonLine(event, instance, interfaces, resolution, time: time) : textLine(event, instance, interfaces, resolution)
     }
 
     /// `added "name" _p2pipp._tcp local. on veth0 at host.local.:port [addresses] txt: "k=v"`
@@ -25,9 +25,9 @@ enum BrowseOutput {
     }
 
     static func jsonLine(_ event: String, _ instance: ServiceInstance, _ interfaces: [NetworkInterface]?,
-                         _ resolution: (ResolvedService, [SocketEndpoint])?) -> String {
+                         _ resolution: (ResolvedService, [SocketEndpoint])?, time: String) -> String {
         var members: [(String, JSONValue)] = [
-            ("event", .string(event)), ("time", .string(timestampNow())),
+            ("event", .string(event)), ("time", .string(time)),
             ("name", .string(instance.name)), ("type", .string(instance.type.baseType)),
             ("domain", .string(instance.domain.name)),
         ]

@@ -1,0 +1,19 @@
+/// Prints a tool's events on stdout, as text lines or, with `--json`, as JSON objects that
+/// start with `"event"` and `"time"`.
+public struct EventOutput: Sendable {
+    public let json: Bool
+
+    public init(json: Bool) { self.json = json }
+
+    /// - Parameters:
+    ///   - event: the event's name, e.g. `registered`.
+    ///   - text: the line printed without `--json` (already escaped for the terminal).
+    ///   - fields: the JSON members after `event` and `time`.
+    public func emit(_ event: String, text: @autoclosure () -> String, _ fields: [(String, JSONValue)] = []) {
+        if json {
+            Console.out(JSONValue.object([("event", .string(event)), ("time", .string(timestampNow()))] + fields).serialized)
+        } else {
+            Console.out(text())
+        }
+    }
+}

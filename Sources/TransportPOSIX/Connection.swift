@@ -1,0 +1,206 @@
+import Dispatch
+import Glibc
+import TransportCore
+
+/// A connected TCP stream driven by Dispatch sources: bytes in through a handler, bytes out
+/// through a bounded outbox.
+///
+/// - Important: every method must be called on `queue`, and the handlers run there. The
+///   connection keeps itself alive until it is closed.
+public final class Connection: @unchecked Sendable {
+    /// Why a connection ended.
+    public enum CloseReason: Sendable, Hashable, CustomStringConvertible {
+        /// The peer closed its side in an orderly way (EOF).
+        case closedByPeer
+        /// The peer reset the connection (ECONNRESET/EPIPE).
+        case reset
+        /// A read or write failed, or the peer fell too far behind.
+        case failed(TransportError)
+        /// `close()` or `finish()` was called here.
+        case closedLocally
+
+        public var description: String {
+            switch self {
+            case .closedByPeer: "closed by the peer"
+            case .reset: "reset by the peer"
+            case .failed(let error): "failed: \(error)"
+            case .closedLocally: "closed"
+            }
+        }
+    }
+
+    public let peer: SocketEndpoint?
+    public let queue: DispatchQueue
+    /// The most bytes that may wait to be sent; beyond it the peer is too slow and the
+    /// connection fails rather than buffer without bound.
+    public let outboxLimit: Int
+
+    private let socket: Socket
+    private let readSource: any DispatchSourceRead
+    private let writeSource: any DispatchSourceWrite
+    private var outbox: [UInt8] = []
+    private var outboxStart = 0
+    private var isWriteSourceRunning = false
+    private var isFinishing = false
+    private var didShutDownSending = false
+    private var peerSentEOF = false
+    private var isClosed = false
+    private var readBuffer = [UInt8](repeating: 0, count: 65536)
+    private var onBytes: ([UInt8]) -> Void = { _ in }
+    private var onClose: (CloseReason) -> Void = { _ in }
+    private var selfReference: Connection?
+
+    public init(socket: Socket, peer: SocketEndpoint?, queue: DispatchQueue, outboxLimit: Int = 4 << 20) {
+        self.socket = socket
+        self.peer = peer
+        self.queue = queue
+        self.outboxLimit = outboxLimit
+        readSource = DispatchSource.makeReadSource(fileDescriptor: socket.fd, queue: queue)
+        writeSource = DispatchSource.makeWriteSource(fileDescriptor: socket.fd, queue: queue)
+    }
+
+    /// Starts reading. `onBytes` gets each chunk as it arrives; `onClose` is called once.
+    public func start(onBytes: @escaping ([UInt8]) -> Void, onClose: @escaping (CloseReason) -> Void) {
+        self.onBytes = onBytes
+        self.onClose = onClose
+        selfReference = self
+        // The fd may be closed only when neither source uses it any more.
+        let cancels = CancelCounter(remaining: 2)
+        let closeWhenBothCancelled: @Sendable () -> Void = { [socket] in
+            if cancels.countDown() { socket.close() }
+        }
+        readSource.setEventHandler { [unowned self] in readAvailable() }
+        writeSource.setEventHandler { [unowned self] in flush() }
+        readSource.setCancelHandler(handler: closeWhenBothCancelled)
+        writeSource.setCancelHandler(handler: closeWhenBothCancelled)
+        readSource.resume()
+    }
+
+    /// Whether the connection can still send.
+    public var isOpen: Bool { !isClosed && !isFinishing }
+
+    /// Bytes queued but not yet accepted by the kernel.
+    public var bufferedByteCount: Int { outbox.count - outboxStart }
+
+    /// Queues bytes and sends what the kernel takes now. Returns false (and closes the
+    /// connection with `.failed`) when the outbox would pass `outboxLimit`.
+    @discardableResult
+    public func send(_ bytes: [UInt8]) -> Bool {
+        guard isOpen else { return false }
+        guard bufferedByteCount + bytes.count <= outboxLimit else {
+            close(.failed(TransportError("send", message: "the peer is not reading; more than \(outboxLimit) bytes are waiting")))
+            return false
+        }
+        outbox += bytes
+        flush()
+        return !isClosed
+    }
+
+    /// Sends what is queued, then shuts down the sending side; the connection closes when
+    /// the peer closes its side.
+    public func finish() {
+        guard isOpen else { return }
+        isFinishing = true
+        flush()
+    }
+
+    /// Closes at once; queued bytes are dropped. `onClose` gets `.closedLocally`.
+    public func close() { close(.closedLocally) }
+
+    /// Closes at once because of a protocol error found above this layer.
+    public func close(because error: TransportError) { close(.failed(error)) }
+
+    private func readAvailable() {
+        guard !isClosed else { return }
+        do throws(TransportError) {
+            let result = try readBuffer.withUnsafeMutableBytes { buffer in
+                Result { () throws(TransportError) in try socket.read(into: buffer) }
+            }.get()
+            switch result {
+            case .wouldBlock: return
+            case .processed(0): peerFinished()
+            case .processed(let count): onBytes(Array(readBuffer[..<count]))
+            }
+        } catch {
+            close(error.isReset ? .reset : .failed(error))
+        }
+    }
+
+    /// EOF from the peer: deliver what we still owe it, then close.
+    private func peerFinished() {
+        peerSentEOF = true
+        readSource.suspend()
+        isFinishing = true
+        flush()
+    }
+
+    private func flush() {
+        guard !isClosed else { return }
+        do throws(TransportError) {
+            while bufferedByteCount > 0 {
+                let result = try outbox[outboxStart...].withUnsafeBytes { bytes in
+                    Result { () throws(TransportError) in try socket.write(bytes) }
+                }.get()
+                guard case .processed(let count) = result else { break }
+                outboxStart += count
+            }
+        } catch {
+            close(error.isReset ? .reset : .failed(error))
+            return
+        }
+        if bufferedByteCount == 0 {
+            outbox.removeAll(keepingCapacity: outbox.capacity <= 1 << 20)
+            outboxStart = 0
+            setWriteSourceRunning(false)
+            if isFinishing { shutDownSending() }
+        } else {
+            if outboxStart > 1 << 20 { outbox.removeFirst(outboxStart); outboxStart = 0 }
+            setWriteSourceRunning(true)
+        }
+    }
+
+    /// Everything is sent: shut down our side, and close once the peer has closed its side.
+    private func shutDownSending() {
+        if !didShutDownSending {
+            didShutDownSending = true
+            do throws(TransportError) {
+                try socket.shutdownWrite()
+            } catch where !peerSentEOF {
+                close(error.isReset ? .reset : .failed(error))
+                return
+            } catch {}
+        }
+        if peerSentEOF { close(.closedByPeer) }
+    }
+
+    private func setWriteSourceRunning(_ running: Bool) {
+        guard running != isWriteSourceRunning else { return }
+        isWriteSourceRunning = running
+        if running { writeSource.resume() } else { writeSource.suspend() }
+    }
+
+    private func close(_ reason: CloseReason) {
+        guard !isClosed else { return }
+        isClosed = true
+        readSource.cancel()
+        writeSource.cancel()
+        if peerSentEOF { readSource.resume() }
+        if !isWriteSourceRunning { writeSource.resume() }
+        let handler = onClose
+        onBytes = { _ in }
+        onClose = { _ in }
+        handler(reason)
+        selfReference = nil
+    }
+}
+
+/// Counts cancel handlers down; both run on the connection's queue.
+private final class CancelCounter: @unchecked Sendable {
+    private var remaining: Int
+    init(remaining: Int) { self.remaining = remaining }
+    /// Returns true for the last one.
+    func countDown() -> Bool {
+        remaining -= 1
+        return remaining == 0
+    }
+}
