@@ -16,15 +16,16 @@ public final class LineConnection: @unchecked Sendable {
     }
 
     /// Starts reading. `onLine` gets each line without its ending (a last line without one is
-    /// delivered at EOF); `onClose` is called once.
+    /// delivered at EOF); `onClose` is called once. The connection keeps this object alive
+    /// until it closes.
     public func start(onLine: @escaping (String) -> Void, onClose: @escaping (Connection.CloseReason) -> Void) {
-        connection.start(onBytes: { [unowned self] bytes in
+        connection.start(onBytes: { [self] bytes in
             do throws(LineFramer.LineTooLong) {
                 for line in try framer.feed(bytes) { onLine(String(decoding: line, as: UTF8.self)) }
             } catch {
                 connection.close(because: TransportError("read", message: error.description))
             }
-        }, onClose: { [unowned self] reason in
+        }, onClose: { [self] reason in
             if reason == .closedByPeer, let last = framer.finish() { onLine(String(decoding: last, as: UTF8.self)) }
             onClose(reason)
         })

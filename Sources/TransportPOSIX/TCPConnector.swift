@@ -46,6 +46,9 @@ private final class ConnectionRace: @unchecked Sendable {
         let source: any DispatchSourceWrite
     }
 
+    /// The attempt that connected; handed over once its source is fully cancelled.
+    private var winner: Socket?
+
     private let endpoints: [SocketEndpoint]
     private let attemptDelay: Duration
     private let timeout: Duration
@@ -69,21 +72,21 @@ private final class ConnectionRace: @unchecked Sendable {
             self.continuation = continuation
             after(timeout) { [self] in
                 let tried = failures + inFlight.map { "\($0.endpoint) (no answer)" }
-                finish(.failure(TransportError("connect", message: "no address answered within \(timeout): " + tried.joined(separator: ", "))))
+                finish(TransportError("connect", message: "no address answered within \(timeout): " + tried.joined(separator: ", ")))
             }
             startNextAttempt()
         }
     }
 
     func cancel() {
-        queue.async { [self] in finish(.failure(CancellationError())) }
+        queue.async { [self] in finish(CancellationError()) }
     }
 
     private func startNextAttempt() {
         guard !isDone else { return }
         guard nextIndex < endpoints.count else {
             if inFlight.isEmpty {
-                finish(.failure(TransportError("connect", message: "could not connect to " + failures.joined(separator: ", "))))
+                finish(TransportError("connect", message: "could not connect to " + failures.joined(separator: ", ")))
             }
             return
         }
@@ -93,10 +96,17 @@ private final class ConnectionRace: @unchecked Sendable {
             let socket = try Socket.tcp(endpoint.address.family)
             switch try socket.connect(to: endpoint) {
             case .processed:
-                finish(.success((socket, endpoint)))
+                finish(nil)
+                handOver(socket, endpoint)
             case .wouldBlock:
                 let source = DispatchSource.makeWriteSource(fileDescriptor: socket.fd, queue: queue)
                 source.setEventHandler { [self] in attemptFinished(socket) }
+                // Only once the source no longer watches the fd may it be closed, or reused
+                // by the winner's connection; closing earlier lets a new socket with the same
+                // fd number lose its events.
+                source.setCancelHandler { [self] in
+                    if winner === socket { handOver(socket, endpoint) } else { socket.close() }
+                }
                 source.resume()
                 inFlight.append(Attempt(socket: socket, endpoint: endpoint, source: source))
                 after(attemptDelay) { [self] in startNextAttempt() }
@@ -110,16 +120,16 @@ private final class ConnectionRace: @unchecked Sendable {
     private func attemptFinished(_ socket: Socket) {
         guard let index = inFlight.firstIndex(where: { $0.socket === socket }) else { return }
         let attempt = inFlight.remove(at: index)
-        attempt.source.cancel()
         let code: Int32
         do { code = try socket.pendingError() } catch { code = error.errno }
         if code == 0 {
-            finish(.success((socket, attempt.endpoint)))
+            winner = socket
+            finish(nil)
         } else {
             failures.append("\(attempt.endpoint) (\(String(cString: strerror(code))))")
-            socket.close()
             startNextAttempt()
         }
+        attempt.source.cancel()
     }
 
     private func after(_ delay: Duration, _ body: @escaping @Sendable () -> Void) {
@@ -130,16 +140,22 @@ private final class ConnectionRace: @unchecked Sendable {
         timers.append(timer)
     }
 
-    private func finish(_ result: Result<(Socket, SocketEndpoint), any Error>) {
+    /// Ends the race: stops timers and the other attempts, and reports `failure` if any.
+    /// A success is reported by `handOver`.
+    private func finish(_ failure: (any Error)?) {
         guard !isDone else { return }
         isDone = true
         timers.forEach { $0.cancel() }
-        for attempt in inFlight {
-            attempt.source.cancel()
-            attempt.socket.close()
-        }
+        inFlight.forEach { $0.source.cancel() }
         inFlight = []
-        continuation?.resume(with: result)
+        if let failure {
+            continuation?.resume(throwing: failure)
+            continuation = nil
+        }
+    }
+
+    private func handOver(_ socket: Socket, _ endpoint: SocketEndpoint) {
+        continuation?.resume(returning: (socket, endpoint))
         continuation = nil
     }
 }

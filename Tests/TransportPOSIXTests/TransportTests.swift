@@ -1,0 +1,142 @@
+import Dispatch
+import Glibc
+import TransportCore
+import TransportPOSIX
+import XCTest
+
+final class TransportTests: XCTestCase {
+    let loopback4 = IPAddress(bytes: [127, 0, 0, 1])!
+    let loopback6 = IPAddress(bytes: Array(repeating: 0, count: 15) + [1])!
+    let queue = DispatchQueue(label: "test.transport")
+
+    /// A listener whose connections echo each line back in upper case.
+    func startShoutingServer() throws -> TCPListener {
+        let listener = try TCPListener(port: 0)
+        let queue = queue
+        listener.start(queue: queue) { socket, peer in
+            let lines = LineConnection(Connection(socket: socket, peer: peer, queue: queue))
+            lines.start(onLine: { lines.send(line: $0.uppercased()) }, onClose: { _ in _ = lines })
+        }
+        return listener
+    }
+
+    func testListenerPicksAFreePortOnBothFamilies() throws {
+        let listener = try startShoutingServer()
+        defer { listener.cancel() }
+        XCTAssertNotEqual(listener.port, 0)
+        XCTAssertTrue(listener.acceptsIPv6)
+        for address in [loopback4, loopback6] {
+            XCTAssertEqual(try roundTrip("hello", to: SocketEndpoint(address: address, port: listener.port)), "HELLO")
+        }
+    }
+
+    func testBindConflictNamesTheCallAndErrno() throws {
+        let first = try TCPListener(port: 0)
+        defer { first.cancel() }
+        XCTAssertThrowsError(try TCPListener(port: first.port)) { error in
+            XCTAssertEqual("\(error)", "bind: Address already in use (errno 98)")
+        }
+    }
+
+    func testHappyEyeballsSkipsARefusingAddress() async throws {
+        let listener = try startShoutingServer()
+        defer { listener.cancel() }
+        let closedPort = try TCPListener(port: 0)
+        let refusing = SocketEndpoint(address: loopback6, port: closedPort.port)
+        closedPort.cancel()
+        let working = SocketEndpoint(address: loopback4, port: listener.port)
+        let (socket, winner) = try await TCPConnector.connect(to: [refusing, working])
+        socket.close()
+        XCTAssertEqual(winner, working)
+    }
+
+    func testHappyEyeballsReportsEveryFailure() async throws {
+        let closed = try TCPListener(port: 0)
+        let port = closed.port
+        closed.cancel()
+        do {
+            _ = try await TCPConnector.connect(to: [SocketEndpoint(address: loopback6, port: port), SocketEndpoint(address: loopback4, port: port)])
+            XCTFail("nothing listens")
+        } catch {
+            XCTAssertEqual("\(error)", "connect: could not connect to [::1]:\(port) (Connection refused), 127.0.0.1:\(port) (Connection refused)")
+        }
+    }
+
+    func testPeerCloseIsReportedAsClosedByPeerAfterTheLastLine() async throws {
+        let listener = try TCPListener(port: 0)
+        defer { listener.cancel() }
+        let queue = queue
+        listener.start(queue: queue) { socket, peer in
+            let connection = Connection(socket: socket, peer: peer, queue: queue)
+            connection.start(onBytes: { _ in }, onClose: { _ in })
+            connection.send(Array("bye\nunterminated".utf8))
+            connection.finish()
+        }
+        let (socket, winner) = try await TCPConnector.connect(to: [SocketEndpoint(address: loopback4, port: listener.port)])
+        let got = expectation(description: "closed")
+        let received = Received()
+        queue.async {
+            let lines = LineConnection(Connection(socket: socket, peer: winner, queue: queue))
+            lines.start(onLine: { received.lines.append($0) }, onClose: { reason in
+                received.reason = reason
+                got.fulfill()
+            })
+        }
+        await fulfillment(of: [got], timeout: 5)
+        XCTAssertEqual(received.lines, ["bye", "unterminated"])
+        XCTAssertEqual(received.reason, .closedByPeer)
+    }
+
+    func testAPeerThatDoesNotReadCannotGrowTheOutboxPastItsLimit() async throws {
+        let listener = try TCPListener(port: 0)
+        defer { listener.cancel() }
+        let accepted = Received()
+        listener.start(queue: queue) { socket, _ in accepted.sockets.append(socket) } // never reads
+        let (socket, winner) = try await TCPConnector.connect(to: [SocketEndpoint(address: loopback4, port: listener.port)])
+        let closed = expectation(description: "closed")
+        let received = Received()
+        let queue = queue
+        queue.async {
+            let connection = Connection(socket: socket, peer: winner, queue: queue, outboxLimit: 1 << 20)
+            connection.start(onBytes: { _ in }, onClose: { reason in
+                received.reason = reason
+                closed.fulfill()
+            })
+            let chunk = [UInt8](repeating: 7, count: 64 * 1024)
+            var sent = 0
+            while connection.send(chunk) { sent += chunk.count }
+            received.lines.append(String(sent))
+            XCTAssertLessThanOrEqual(connection.bufferedByteCount, 1 << 20)
+        }
+        await fulfillment(of: [closed], timeout: 10)
+        guard case .failed(let error) = received.reason else { return XCTFail("expected a failure, got \(String(describing: received.reason))") }
+        XCTAssertTrue("\(error)".contains("the peer is not reading"))
+    }
+
+    /// Connects, sends one line and returns the first line that comes back.
+    func roundTrip(_ line: String, to endpoint: SocketEndpoint) throws -> String? {
+        let done = expectation(description: "reply")
+        let received = Received()
+        let queue = queue
+        Task {
+            let (socket, winner) = try await TCPConnector.connect(to: [endpoint])
+            queue.async {
+                let lines = LineConnection(Connection(socket: socket, peer: winner, queue: queue))
+                lines.start(onLine: { reply in
+                    received.lines.append(reply)
+                    lines.connection.close()
+                }, onClose: { _ in done.fulfill() })
+                lines.send(line: line)
+            }
+        }
+        wait(for: [done], timeout: 5)
+        return received.lines.first
+    }
+}
+
+/// Collects what the connection queue saw; read after an expectation is fulfilled.
+private final class Received: @unchecked Sendable {
+    var lines: [String] = []
+    var reason: Connection.CloseReason?
+    var sockets: [Socket] = []
+}
