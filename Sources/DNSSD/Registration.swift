@@ -5,7 +5,7 @@ import TransportCore
 
 /// What to do when the requested name is already taken on the network.
 public enum ConflictPolicy: String, Sendable, Hashable, CaseIterable {
-    /// Accept the daemon's new name (Avahi appends ` #2`, ` #3`, ...).
+    /// Take the next free name: ` #2`, ` #3`, ... appended (`InstanceName.alternative`).
     case rename
     /// Withdraw and fail with `.nameConflict`.
     case fail
@@ -115,6 +115,9 @@ final class RegistrationCore: @unchecked Sendable {
     private var ref: ServiceRef?
     private var confirmation: OneShot<String>?
     private(set) var registeredName = ""
+    /// The name being asked for: the requested one, or an alternative after conflicts.
+    private var candidateName: InstanceName?
+    private var renames = 0
     private var txtBytes: [UInt8]
     private var isCancelled = false
     private var isLost = false
@@ -123,6 +126,7 @@ final class RegistrationCore: @unchecked Sendable {
     init(options: Options, events: AsyncStream<RegistrationEvent>.Continuation) {
         self.options = options
         self.events = events
+        candidateName = options.name
         txtBytes = options.txt.encoded()
         operation = "registering \(options.name.map { "'\($0)'" } ?? "the host name") as \(options.type) in \(options.domain) on port \(options.port)"
     }
@@ -134,12 +138,13 @@ final class RegistrationCore: @unchecked Sendable {
 
     private func createRef() throws(DNSSDError) {
         let options = options
+        let name = candidateName?.value
         let txt = txtBytes
         ref = try ServiceRef(queue: dnssdQueue, context: self, operation: operation, onProcessError: { [weak self] error in
             self?.lost(error)
         }) { ref, context in
             txt.withUnsafeBytes { txtPointer in
-                DNSServiceRegister(ref, 0, 0, options.name?.value, options.type.description, options.domain.name, nil,
+                DNSServiceRegister(ref, 0, 0, name, options.type.description, options.domain.name, nil,
                                    options.port.bigEndian, UInt16(txtPointer.count), txtPointer.baseAddress, { _, _, code, name, _, _, context in
                     Unmanaged<RegistrationCore>.fromOpaque(context!).takeUnretainedValue().reply(code: code, name: name.map { String(cString: $0) })
                 }, context)
@@ -151,7 +156,13 @@ final class RegistrationCore: @unchecked Sendable {
         guard !isCancelled else { return }
         guard code == kDNSServiceErr_NoError, let name else {
             let error = DNSSDError.daemon(code, while: operation, bus: SystemBus.probe())
-            if error.isDaemonUnavailable { lost(error) } else { fail(error) }
+            if error.isDaemonUnavailable {
+                lost(error)
+            } else if error.code == .nameConflict {
+                conflicted(error)
+            } else {
+                fail(error)
+            }
             return
         }
         if options.conflictPolicy == .fail, isRenamed(name) {
@@ -172,10 +183,29 @@ final class RegistrationCore: @unchecked Sendable {
         }
     }
 
+    /// Avahi reports a taken name (at first, or when a conflict arises later) instead of
+    /// renaming: under `.rename`, try the next alternative; under `.fail`, withdraw.
+    private func conflicted(_ error: DNSSDError) {
+        ref?.cancel()
+        ref = nil
+        let taken = candidateName?.value ?? registeredName
+        guard options.conflictPolicy == .rename, let candidate = candidateName, renames < 100 else {
+            fail(DNSSDError(.nameConflict, "the name '\(taken)' is already in use on the network; choose another name, or allow renaming", rawValue: error.rawValue))
+            return
+        }
+        renames += 1
+        candidateName = candidate.alternative
+        do throws(DNSSDError) {
+            try createRef()
+        } catch {
+            if error.isDaemonUnavailable { lost(error) } else { fail(error) }
+        }
+    }
+
     /// Whether the daemon registered another name than the one asked for. With no name asked
     /// for, Avahi uses the host name, which cannot contain " #", so a " #N" suffix is a rename.
     private func isRenamed(_ name: String) -> Bool {
-        if let requested = options.name?.value { return name != requested }
+        if let requested = candidateName?.value { return name != requested }
         let digits = name.reversed().prefix(while: { $0.isASCII && $0.isNumber })
         return !digits.isEmpty && name.dropLast(digits.count).hasSuffix(" #")
     }

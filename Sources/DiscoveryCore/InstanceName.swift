@@ -20,6 +20,22 @@ public struct InstanceName: Sendable, Hashable, CustomStringConvertible {
     }
 
     public var description: String { value }
+
+    /// The name to try after a conflict, as Bonjour and Avahi choose it: `name` becomes
+    /// `name #2`, `name #2` becomes `name #3`. The base is shortened by whole characters when
+    /// the result would pass 63 bytes.
+    public var alternative: InstanceName {
+        var base = Substring(value)
+        var number = 2
+        if let hash = value.lastIndex(of: "#"), hash > value.startIndex,
+           value[value.index(before: hash)] == " ", let current = Int(value[value.index(after: hash)...]), current >= 1 {
+            base = value[..<value.index(before: hash)]
+            number = current + 1
+        }
+        let suffix = " #\(number)"
+        while base.utf8.count + suffix.utf8.count > 63 { base = base.dropLast() }
+        return try! InstanceName(String(base) + suffix) // only shortened, never emptied: the suffix is at most 20 bytes
+    }
 }
 
 func hex4(_ value: UInt32) -> String {

@@ -21,20 +21,13 @@ struct SvcBrowse {
             case .restored: Console.note("avahi-daemon is reachable again; browsing resumed")
             }
         }
-        // Lines are made concurrently (resolving takes a round trip) but printed in event order.
-        let (lines, pending) = AsyncStream<Task<String?, Never>>.makeStream()
-        let printer = Task {
-            for await line in lines {
-                if let text = await line.value { Console.out(text) }
-            }
-        }
         let work = Task {
-            defer { pending.finish() }
+            var printer = EventPrinter()
             for try await event in events {
-                let time = timestampNow()
-                pending.yield(Task { await line(for: event, at: time, options) })
-                if event == .completeForNow && options.once { return }
+                printer.print(event, at: timestampNow()) { event, time in await line(for: event, at: time, options) }
+                if event == .completeForNow && options.once { break }
             }
+            await printer.drain()
         }
         let signals = TerminationSignals(queue: .main) { _ in work.cancel() }
         if let timeout = options.timeout {
@@ -44,7 +37,6 @@ struct SvcBrowse {
             }
         }
         let result = await work.result
-        await printer.value
         withExtendedLifetime(signals) {}
         try result.get()
     }
@@ -58,7 +50,7 @@ struct SvcBrowse {
                     let resolved = try await instance.resolve(interfaceIndex: interfaces.first?.index ?? 0, timeout: .seconds(3))
                     return (resolved, try await resolved.lookUpAddresses(timeout: .seconds(3)))
                 }
-                if case .failure(let error) = resolution {
+                if case .failure(let error) = resolution, !(error is CancellationError) {
                     Console.note("could not resolve '\(TerminalSafe.escape(instance.name))': \(error)")
                 }
             }
@@ -76,5 +68,42 @@ struct SvcBrowse {
 extension Result where Failure == any Error {
     init(catching body: () async throws -> Success) async {
         do { self = .success(try await body()) } catch { self = .failure(error) }
+    }
+}
+
+/// Prints events as soon as their lines are ready (resolving takes a round trip), in order
+/// for each instance: an instance's `removed` line never comes before its `added` line, and
+/// cancels a resolve still running for it. `complete` comes after every line before it.
+struct EventPrinter {
+    private var lastTask: [ServiceInstance: Task<Void, Never>] = [:]
+    private var completion: Task<Void, Never>?
+
+    mutating func print(_ event: BrowseEvent, at time: String,
+                        line: @escaping @Sendable (BrowseEvent, String) async -> String?) {
+        let instance: ServiceInstance?
+        let predecessors: [Task<Void, Never>]
+        switch event {
+        case .added(let added, _), .interfacesChanged(let added, _):
+            instance = added
+            predecessors = lastTask[added].map { [$0] } ?? []
+        case .removed(let removed):
+            instance = removed
+            predecessors = lastTask[removed].map { [$0] } ?? []
+            predecessors.forEach { $0.cancel() } // its resolve is moot now
+        case .completeForNow:
+            instance = nil
+            predecessors = Array(lastTask.values)
+        }
+        let task = Task {
+            for predecessor in predecessors { await predecessor.value }
+            if let text = await line(event, time) { Console.out(text) }
+        }
+        if let instance { lastTask[instance] = task } else { completion = task }
+    }
+
+    /// Waits until every line has been printed.
+    func drain() async {
+        for task in lastTask.values { await task.value }
+        await completion?.value
     }
 }

@@ -73,6 +73,18 @@ final class InstanceNameTests: XCTestCase {
         }
         XCTAssertThrowsError(try InstanceName("tab\there"))
     }
+
+    func testAlternativeNamesCountUpAndStayWithin63Bytes() throws {
+        XCTAssertEqual(try InstanceName("printer").alternative.value, "printer #2")
+        XCTAssertEqual(try InstanceName("printer #2").alternative.value, "printer #3")
+        XCTAssertEqual(try InstanceName("printer #9").alternative.alternative.value, "printer #11")
+        XCTAssertEqual(try InstanceName("#2").alternative.value, "#2 #2", "a bare '#2' has no base to count on")
+        XCTAssertEqual(try InstanceName("a#2").alternative.value, "a#2 #2")
+        let long = try InstanceName(String(repeating: "打", count: 21)) // 63 bytes
+        let next = long.alternative
+        XCTAssertEqual(next.value, String(repeating: "打", count: 20) + " #2", "whole characters are dropped")
+        XCTAssertLessThanOrEqual(next.value.utf8.count, 63)
+    }
 }
 
 final class ServiceDomainTests: XCTestCase {

@@ -1,0 +1,124 @@
+import Foundation
+import XCTest
+
+/// Conflicts, daemon restarts and missing daemons.
+final class DaemonTests: XCTestCase {
+    override func setUpWithError() throws { try TestLAN.require() }
+
+    func registered(_ tool: ToolProcess) -> String? {
+        tool.waitForEvent { $0["event"] as? String == "registered" }?["name"] as? String
+    }
+
+    func listing(on host: String, lan: String = "main") throws -> [String] {
+        let browser = try TestLAN.run("svc-browse", on: host, lan: lan, ["--once", "--json"])
+        _ = browser.waitForExit()
+        return browser.jsonEvents.compactMap { $0["name"] as? String }
+    }
+
+    func testConflictRenamesOrFailsByPolicy() throws {
+        let name = TestLAN.uniqueName("dup")
+        let first = try TestLAN.run("svc-publish", on: "a", ["--name", name, "--json"])
+        XCTAssertEqual(registered(first), name, first.transcript)
+        let second = try TestLAN.run("svc-publish", on: "b", ["--name", name, "--json"])
+        let renamed = try XCTUnwrap(registered(second), second.transcript)
+        XCTAssertNotEqual(renamed, name)
+        XCTAssertTrue(renamed.hasPrefix(name), renamed)
+        let seen = try listing(on: "a")
+        XCTAssertTrue(seen.contains(name) && seen.contains(renamed), "\(seen)")
+
+        let strict = try TestLAN.run("svc-publish", on: "b", ["--name", name, "--conflict", "fail"])
+        XCTAssertEqual(strict.waitForExit(timeout: 15), 73, strict.transcript)
+        let message = strict.stderr.joined(separator: "\n")
+        XCTAssertTrue(message.contains("'\(name)' is already in use"), message)
+        XCTAssertFalse(try listing(on: "a").contains { $0.hasPrefix(name) && $0 != name && $0 != renamed }, "the refused name was withdrawn")
+        for publisher in [first, second] {
+            publisher.signal(SIGTERM)
+            XCTAssertEqual(publisher.waitForExit(), 0)
+        }
+    }
+
+    func testRegistrationSurvivesADaemonRestart() throws {
+        let name = TestLAN.uniqueName("survivor")
+        let publisher = try TestLAN.run("svc-publish", on: "a", ["--name", name, "--json"])
+        XCTAssertEqual(registered(publisher), name, publisher.transcript)
+        XCTAssertEqual(try TestLAN.control(["daemon", "restart", "a"]), 0)
+        let restarted = Date()
+        var visible = false
+        while !visible && Date().timeIntervalSince(restarted) < 10 {
+            visible = try listing(on: "b").contains(name)
+        }
+        XCTAssertTrue(visible, "not visible again within 10 s\n" + publisher.transcript)
+        XCTAssertNotNil(publisher.waitForEvent { $0["event"] as? String == "restored" && $0["name"] as? String == name }, publisher.transcript)
+        XCTAssertTrue(publisher.stderr.contains { $0.contains("avahi-daemon is not running") && $0.contains("registered again when it is back") },
+                      publisher.transcript)
+        XCTAssertTrue(publisher.process.isRunning)
+        publisher.signal(SIGTERM)
+        XCTAssertEqual(publisher.waitForExit(), 0)
+    }
+
+    func testEveryToolExits69WithoutDBus() throws {
+        let environment = ["DBUS_SYSTEM_BUS_ADDRESS": "unix:path=/nonexistent/bus.sock", "PATH": "/usr/bin:/bin"]
+        for arguments in [["svc-publish"], ["svc-browse", "--once"], ["svc-connect", "anything"]] {
+            let tool = try ToolProcess(TestLAN.tool(arguments[0]), Array(arguments.dropFirst()), environment: environment)
+            XCTAssertEqual(tool.waitForExit(timeout: 5), 69, tool.transcript)
+            let message = tool.stderr.joined(separator: "\n")
+            XCTAssertTrue(message.contains("cannot reach the D-Bus system bus at /nonexistent/bus.sock"), message)
+            XCTAssertTrue(message.contains("service dbus start"), message)
+        }
+    }
+
+    func testEveryToolExits69WithoutAvahiDaemon() throws {
+        XCTAssertEqual(try TestLAN.control(["daemon", "stop", "b"]), 0)
+        defer { XCTAssertEqual(try? TestLAN.control(["daemon", "start", "b"]), 0) }
+        for arguments in [["svc-publish"], ["svc-browse", "--once"], ["svc-connect", "anything"]] {
+            let tool = try TestLAN.run(arguments[0], on: "b", Array(arguments.dropFirst()))
+            XCTAssertEqual(tool.waitForExit(timeout: 5), 69, tool.transcript)
+            let message = tool.stderr.joined(separator: "\n")
+            XCTAssertTrue(message.contains("avahi-daemon is not running"), message)
+            XCTAssertTrue(message.contains("service avahi-daemon start"), message)
+        }
+    }
+
+    func testInteroperatesWithAvahisOwnTools() throws {
+        let name = "interop-\(UInt16.random(in: 1000...9999))"
+        let publisher = try TestLAN.run("svc-publish", on: "a", ["--name", name, "--txt", "k=v", "--json"])
+        let port = try XCTUnwrap(publisher.waitForEvent { $0["event"] as? String == "registered" }?["port"] as? Int, publisher.transcript)
+        let avahiBrowse = try TestLAN.command(on: "b", ["avahi-browse", "-rpt", "_p2pipp._tcp"])
+        XCTAssertEqual(avahiBrowse.waitForExit(timeout: 15), 0, avahiBrowse.transcript)
+        XCTAssertTrue(avahiBrowse.stdout.contains { $0.hasPrefix("=;veth0;IPv4;\(name);_p2pipp._tcp;local;main-a.local;10.77.0.1;\(port);\"k=v\"") },
+                      avahiBrowse.transcript)
+        publisher.signal(SIGTERM)
+        XCTAssertEqual(publisher.waitForExit(), 0)
+
+        let foreignName = "avahi-\(UInt16.random(in: 1000...9999))"
+        let foreign = try TestLAN.command(on: "a", ["avahi-publish", "-s", foreignName, "_p2pipp._tcp", "4242", "k=v", "flag"])
+        defer { foreign.signal(SIGTERM); _ = foreign.waitForExit() }
+        let browser = try TestLAN.run("svc-browse", on: "b", ["--resolve", "--json"])
+        let added = try XCTUnwrap(browser.waitForEvent { $0["event"] as? String == "added" && $0["name"] as? String == foreignName },
+                                  browser.transcript + foreign.transcript)
+        XCTAssertEqual(added["port"] as? Int, 4242)
+        XCTAssertEqual(added["txt"] as? NSDictionary, ["k": "v", "flag": true])
+        browser.signal(SIGINT)
+        XCTAssertEqual(browser.waitForExit(), 0)
+    }
+
+    func testIPv6LinkLocalOnly() throws {
+        let name = TestLAN.uniqueName("v6")
+        let hostA = try TestLAN.addresses(of: "a", lan: "v6")
+        XCTAssertEqual(hostA.ipv4, "", "the v6 LAN has no IPv4")
+        let publisher = try TestLAN.run("svc-publish", on: "a", lan: "v6", ["--name", name, "--json"])
+        let port = try XCTUnwrap(publisher.waitForEvent { $0["event"] as? String == "registered" }?["port"] as? Int, publisher.transcript)
+        let browser = try TestLAN.run("svc-browse", on: "b", lan: "v6", ["--resolve", "--json"])
+        let added = try XCTUnwrap(browser.waitForEvent { $0["event"] as? String == "added" && $0["name"] as? String == name }, browser.transcript)
+        XCTAssertEqual(added["addresses"] as? [String], ["\(hostA.ipv6)%veth0"])
+        let client = try TestLAN.run("svc-connect", on: "b", lan: "v6", [name, "--message", "over v6"])
+        XCTAssertEqual(client.waitForExit(), 0, client.transcript)
+        XCTAssertEqual(client.stdout, ["hello from \(name)"])
+        XCTAssertTrue(client.stderr.contains { $0.contains("at [\(hostA.ipv6)%veth0]:\(port) (IPv6") }, client.transcript)
+        XCTAssertNotNil(publisher.waitForEvent { $0["event"] as? String == "message" && $0["text"] as? String == "over v6" }, publisher.transcript)
+        browser.signal(SIGINT)
+        publisher.signal(SIGTERM)
+        XCTAssertEqual(publisher.waitForExit(), 0)
+        XCTAssertEqual(browser.waitForExit(), 0)
+    }
+}

@@ -1,0 +1,132 @@
+import Foundation
+import XCTest
+
+/// The whole job on two virtual hosts: publish on a, browse and connect from b.
+final class PublishBrowseConnectTests: XCTestCase {
+    override func setUpWithError() throws { try TestLAN.require() }
+
+    func event(_ name: String, _ instance: String? = nil) -> ([String: Any]) -> Bool {
+        { $0["event"] as? String == name && (instance == nil || $0["name"] as? String == instance) }
+    }
+
+    func testPublishBrowseConnectExchangeAndRemoval() throws {
+        let name = TestLAN.uniqueName("e2e")
+        let hostA = try TestLAN.addresses(of: "a")
+        let publisher = try TestLAN.run("svc-publish", on: "a", ["--name", name, "--txt", "version=1", "--txt", "flag", "--json"])
+        let registered = try XCTUnwrap(publisher.waitForEvent(where: event("registered")), publisher.transcript)
+        XCTAssertEqual(registered["name"] as? String, name)
+        XCTAssertEqual(registered["type"] as? String, "_p2pipp._tcp")
+        XCTAssertEqual(registered["domain"] as? String, "local.")
+        let port = try XCTUnwrap(registered["port"] as? Int)
+        XCTAssertNotEqual(port, 0)
+
+        let browser = try TestLAN.run("svc-browse", on: "b", ["--resolve", "--json"])
+        let added = try XCTUnwrap(browser.waitForEvent(where: event("added", name)), browser.transcript)
+        XCTAssertEqual(added["port"] as? Int, port)
+        XCTAssertEqual(added["host"] as? String, "main-a.local.")
+        XCTAssertEqual(added["interfaces"] as? [String], ["veth0"])
+        let addresses = try XCTUnwrap(added["addresses"] as? [String])
+        XCTAssertTrue(addresses.contains(hostA.ipv4), "\(addresses)")
+        XCTAssertTrue(addresses.contains("\(hostA.ipv6)%veth0"), "\(addresses)")
+        XCTAssertEqual(added["txt"] as? NSDictionary, ["version": "1", "flag": true])
+        // Avahi's dns_sd layer stores TXT items in a list that it builds back to front, so they
+        // travel in reverse order; order carries no meaning in DNS-SD (keys are unique).
+        XCTAssertEqual(added["txt_raw"] as? String, "04666c61670976657273696f6e3d31")
+
+        let client = try TestLAN.run("svc-connect", on: "b", [name])
+        XCTAssertNotNil(client.waitForLine { $0 == "hello from \(name)" }, client.transcript)
+        XCTAssertNotNil(publisher.waitForEvent { $0["event"] as? String == "greeting" && ($0["text"] as? String ?? "").hasPrefix("hello from ") },
+                        publisher.transcript)
+        XCTAssertTrue(client.stderr.contains { $0.contains("connected to \"\(name)\" at [\(hostA.ipv6)%veth0]:\(port)") }, client.transcript)
+        client.send("line from b")
+        XCTAssertNotNil(publisher.waitForEvent { $0["event"] as? String == "message" && $0["text"] as? String == "line from b" },
+                        publisher.transcript)
+        publisher.send("line from a")
+        XCTAssertNotNil(client.waitForLine { $0 == "line from a" }, client.transcript)
+
+        // SIGTERM: the service is withdrawn at once and the client ends cleanly.
+        publisher.signal(SIGTERM)
+        XCTAssertNotNil(browser.waitForEvent(timeout: 3, where: event("removed", name)), browser.transcript)
+        XCTAssertEqual(publisher.waitForExit(timeout: 5), 0, publisher.transcript)
+        XCTAssertEqual(client.waitForExit(timeout: 3), 0, client.transcript)
+        browser.signal(SIGINT)
+        XCTAssertEqual(browser.waitForExit(), 0, browser.transcript)
+    }
+
+    func testUnusualNamesRoundTripThroughPublishBrowseAndConnect() throws {
+        let names = ["打印机 #1 \(UInt16.random(in: 1...9999))", "a.b\\c \(UInt16.random(in: 1...9999))", "dots.and spaces. \(UInt16.random(in: 1...9999))"]
+        let publishers = try names.map { try TestLAN.run("svc-publish", on: "a", ["--name", $0, "--json"]) }
+        for (name, publisher) in zip(names, publishers) {
+            XCTAssertEqual(publisher.waitForEvent(where: event("registered"))?["name"] as? String, name, publisher.transcript)
+        }
+        let browser = try TestLAN.run("svc-browse", on: "b", ["--once", "--json"])
+        XCTAssertEqual(browser.waitForExit(), 0, browser.transcript)
+        let seen = Set(browser.jsonEvents.compactMap { $0["event"] as? String == "added" ? $0["name"] as? String : nil })
+        XCTAssertTrue(Set(names).isSubset(of: seen), "seen: \(seen)")
+
+        let text = try TestLAN.run("svc-browse", on: "b", ["--once"])
+        XCTAssertEqual(text.waitForExit(), 0)
+        for name in names {
+            XCTAssertTrue(text.stdout.contains { $0.hasPrefix("added \"\(name)\" _p2pipp._tcp local. on veth0") }, text.transcript)
+            let client = try TestLAN.run("svc-connect", on: "b", [name, "--message", "hi \(name)"])
+            XCTAssertEqual(client.waitForExit(), 0, client.transcript)
+            XCTAssertEqual(client.stdout, ["hello from \(name)"])
+        }
+        for (name, publisher) in zip(names, publishers) {
+            XCTAssertNotNil(publisher.waitForEvent { $0["event"] as? String == "message" && $0["text"] as? String == "hi \(name)" }, publisher.transcript)
+            publisher.signal(SIGTERM)
+            XCTAssertEqual(publisher.waitForExit(), 0)
+        }
+    }
+
+    func testAnUnknownNameFailsWithTheNamesThatWereSeen() throws {
+        let name = TestLAN.uniqueName("present")
+        let publisher = try TestLAN.run("svc-publish", on: "a", ["--name", name, "--json"])
+        XCTAssertNotNil(publisher.waitForEvent(where: event("registered")), publisher.transcript)
+        XCTAssertNotNil(try TestLAN.run("svc-browse", on: "b", ["--json"]).waitForEvent(where: event("added", name)))
+        let client = try TestLAN.run("svc-connect", on: "b", ["no such service", "--timeout", "2"])
+        XCTAssertEqual(client.waitForExit(timeout: 10), 68, client.transcript)
+        let message = client.stderr.joined(separator: "\n")
+        XCTAssertTrue(message.contains("no service named 'no such service'"), message)
+        XCTAssertTrue(message.contains("services seen:") && message.contains("'\(name)'"), message)
+        publisher.signal(SIGTERM)
+        XCTAssertEqual(publisher.waitForExit(), 0)
+    }
+
+    func testFiftyInstancesAreAllListedByOnce() throws {
+        let base = TestLAN.uniqueName("many")
+        let names = (1...50).map { "\(base)-\($0)" }
+        let publishers = try names.map { try TestLAN.run("svc-publish", on: "a", ["--name", $0, "--json"]) }
+        defer { publishers.forEach { $0.signal(SIGTERM) }; publishers.forEach { _ = $0.waitForExit() } }
+        for publisher in publishers {
+            XCTAssertNotNil(publisher.waitForEvent(timeout: 20, where: event("registered")), publisher.transcript)
+        }
+        let browser = try TestLAN.run("svc-browse", on: "b", ["--once", "--json"])
+        XCTAssertEqual(browser.waitForExit(), 0, browser.transcript)
+        let seen = Set(browser.jsonEvents.compactMap { $0["name"] as? String })
+        XCTAssertEqual(Set(names).subtracting(seen), [], "missing from the listing")
+        XCTAssertEqual(browser.jsonEvents.last?["event"] as? String, "complete")
+    }
+
+    func testControlCharactersFromTheNetworkAreEscaped() throws {
+        let evil = "evil\u{1B}[31m \(UInt16.random(in: 1...9999))"
+        let foreign = try TestLAN.command(on: "a", ["avahi-publish", "-s", evil, "_p2pipp._tcp", "4243"])
+        defer { foreign.signal(SIGTERM); _ = foreign.waitForExit() }
+        let browser = try TestLAN.run("svc-browse", on: "b", [])
+        let line = try XCTUnwrap(browser.waitForLine { $0.contains("evil") }, browser.transcript)
+        XCTAssertFalse(line.contains("\u{1B}"), "a raw ESC reached the terminal")
+        XCTAssertTrue(line.contains("evil\\u{1B}[31m"), line)
+        browser.signal(SIGINT)
+        _ = browser.waitForExit()
+
+        let name = TestLAN.uniqueName("safe")
+        let publisher = try TestLAN.run("svc-publish", on: "a", ["--name", name])
+        XCTAssertNotNil(publisher.waitForLine { $0.hasPrefix("registered") }, publisher.transcript)
+        let client = try TestLAN.run("svc-connect", on: "b", [name, "--message", "\u{1B}]0;pwned\u{7}"])
+        XCTAssertEqual(client.waitForExit(), 0, client.transcript)
+        let message = try XCTUnwrap(publisher.waitForLine { $0.hasPrefix("message #1:") }, publisher.transcript)
+        XCTAssertEqual(message, "message #1: \\u{1B}]0;pwned\\u{7}")
+        publisher.signal(SIGTERM)
+        XCTAssertEqual(publisher.waitForExit(), 0)
+    }
+}

@@ -1,0 +1,61 @@
+import Foundation
+import XCTest
+
+/// The virtual LAN brought up by Scripts/test, and the built tools.
+///
+/// Scripts/test sets SVC_LAN (the Scripts/lan path) and SVC_BIN_DIR (the build directory),
+/// and SVC_REQUIRE_LAN=1 so that a missing LAN fails the tests instead of skipping them.
+enum TestLAN {
+    static let environment = ProcessInfo.processInfo.environment
+
+    static var lanScript: String? { environment["SVC_LAN"] }
+
+    static var binDirectory: String {
+        if let dir = environment["SVC_BIN_DIR"] { return dir }
+        // The test bundle sits next to the tools in the build directory.
+        return Bundle.main.bundleURL.deletingLastPathComponent().path
+    }
+
+    static func tool(_ name: String) -> String { binDirectory + "/" + name }
+
+    /// Skips (or, under Scripts/test, fails) a test that needs the virtual LAN.
+    static func require() throws {
+        guard lanScript == nil else { return }
+        if environment["SVC_REQUIRE_LAN"] == "1" {
+            XCTFail("SVC_LAN is not set although SVC_REQUIRE_LAN=1")
+        }
+        throw XCTSkip("needs the virtual LAN: run Scripts/test")
+    }
+
+    /// Runs a tool on a virtual host of a LAN ("main" unless given).
+    static func run(_ tool: String, on host: String, lan: String = "main", _ arguments: [String]) throws -> ToolProcess {
+        try ToolProcess(lanScript!, ["--lan", lan, "exec", host, self.tool(tool)] + arguments, label: "\(tool)@\(lan)-\(host)")
+    }
+
+    /// Runs any command on a virtual host.
+    static func command(on host: String, lan: String = "main", _ arguments: [String]) throws -> ToolProcess {
+        try ToolProcess(lanScript!, ["--lan", lan, "exec", host] + arguments, label: "\(arguments[0])@\(lan)-\(host)")
+    }
+
+    /// Runs Scripts/lan itself (e.g. `daemon restart a`) and waits for it.
+    @discardableResult
+    static func control(_ arguments: [String], lan: String = "main") throws -> Int32? {
+        try ToolProcess(lanScript!, ["--lan", lan] + arguments, label: "lan").waitForExit(timeout: 30)
+    }
+
+    /// The host's addresses as Scripts/lan reports them.
+    static func addresses(of host: String, lan: String = "main") throws -> (ipv4: String, ipv6: String) {
+        let env = try ToolProcess(lanScript!, ["--lan", lan, "env", host], label: "lan env")
+        _ = env.waitForExit()
+        let values = Dictionary(env.stdout.compactMap { line -> (String, String)? in
+            guard let equals = line.firstIndex(of: "=") else { return nil }
+            return (String(line[..<equals]), String(line[line.index(after: equals)...]))
+        }, uniquingKeysWith: { $1 })
+        return (values["IPV4"] ?? "", values["IPV6"] ?? "")
+    }
+
+    /// A name no other test uses, so tests do not see each other's services.
+    static func uniqueName(_ base: String) -> String {
+        "\(base) \(UInt32.random(in: 1000...9999))"
+    }
+}

@@ -1,0 +1,126 @@
+import Foundation
+import XCTest
+
+/// A tool running as a subprocess: its stdout and stderr collected line by line, its stdin
+/// writable, and waits bounded by timeouts.
+final class ToolProcess: @unchecked Sendable {
+    let process = Process()
+    let label: String
+    private let stdinPipe = Pipe()
+    private let lock = NSCondition()
+    private var outLines: [String] = []
+    private var errLines: [String] = []
+    private var partial: [Bool: Data] = [true: Data(), false: Data()]
+    private var openStreams = 2
+
+    /// Starts `executable` with `arguments`.
+    init(_ executable: String, _ arguments: [String], label: String? = nil, environment: [String: String]? = nil) throws {
+        self.label = label ?? URL(fileURLWithPath: arguments.first(where: { $0.contains("svc-") }) ?? executable).lastPathComponent
+        process.executableURL = URL(fileURLWithPath: executable)
+        process.arguments = arguments
+        if let environment { process.environment = environment }
+        let out = Pipe()
+        let err = Pipe()
+        process.standardOutput = out
+        process.standardError = err
+        process.standardInput = stdinPipe
+        for (pipe, isOut) in [(out, true), (err, false)] {
+            pipe.fileHandleForReading.readabilityHandler = { [weak self] handle in
+                self?.append(handle.availableData, isOut: isOut)
+            }
+        }
+        try process.run()
+    }
+
+    deinit {
+        if process.isRunning { process.terminate() }
+    }
+
+    private func append(_ data: Data, isOut: Bool) {
+        lock.lock()
+        defer { lock.broadcast(); lock.unlock() }
+        if data.isEmpty {
+            openStreams -= 1
+            if let rest = partial[isOut], !rest.isEmpty {
+                let line = String(decoding: rest, as: UTF8.self)
+                if isOut { outLines.append(line) } else { errLines.append(line) }
+            }
+            partial[isOut] = Data()
+            return
+        }
+        var buffer = partial[isOut]! + data
+        while let newline = buffer.firstIndex(of: UInt8(ascii: "\n")) {
+            let line = String(decoding: buffer[buffer.startIndex..<newline], as: UTF8.self)
+            if isOut { outLines.append(line) } else { errLines.append(line) }
+            buffer = Data(buffer[buffer.index(after: newline)...])
+        }
+        partial[isOut] = buffer
+    }
+
+    var stdout: [String] { lock.lock(); defer { lock.unlock() }; return outLines }
+    var stderr: [String] { lock.lock(); defer { lock.unlock() }; return errLines }
+
+    /// stdout lines parsed as JSON objects (lines that are not JSON are skipped).
+    var jsonEvents: [[String: Any]] {
+        stdout.compactMap { try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any] }
+    }
+
+    /// Waits until a stdout line satisfies `predicate`; returns it, or nil on timeout.
+    @discardableResult
+    func waitForLine(timeout: TimeInterval = 10, where predicate: (String) -> Bool) -> String? {
+        let deadline = Date().addingTimeInterval(timeout)
+        lock.lock()
+        defer { lock.unlock() }
+        while true {
+            if let line = outLines.first(where: predicate) { return line }
+            if openStreams == 0 || !lock.wait(until: deadline) {
+                return outLines.first(where: predicate)
+            }
+        }
+    }
+
+    /// Waits for a JSON event on stdout matching `predicate`.
+    func waitForEvent(timeout: TimeInterval = 10, where predicate: @escaping ([String: Any]) -> Bool) -> [String: Any]? {
+        let line = waitForLine(timeout: timeout) { line in
+            guard let object = try? JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any] else { return false }
+            return predicate(object)
+        }
+        return line.flatMap { try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any] }
+    }
+
+    /// Writes a line to the tool's stdin.
+    func send(_ line: String) {
+        stdinPipe.fileHandleForWriting.write(Data((line + "\n").utf8))
+    }
+
+    func closeStdin() {
+        try? stdinPipe.fileHandleForWriting.close()
+    }
+
+    func signal(_ number: Int32) {
+        kill(process.processIdentifier, number)
+    }
+
+    /// Waits for the process to exit; returns its status, or nil on timeout (the process is
+    /// then killed).
+    func waitForExit(timeout: TimeInterval = 10) -> Int32? {
+        let deadline = Date().addingTimeInterval(timeout)
+        while process.isRunning && Date() < deadline { usleep(10_000) }
+        guard !process.isRunning else {
+            kill(process.processIdentifier, SIGKILL)
+            process.waitUntilExit()
+            return nil
+        }
+        // Let the pipes drain so the last lines are collected.
+        lock.lock()
+        let drainDeadline = Date().addingTimeInterval(2)
+        while openStreams > 0 && lock.wait(until: drainDeadline) {}
+        lock.unlock()
+        return process.terminationStatus
+    }
+
+    /// Everything the process printed, for failure messages.
+    var transcript: String {
+        "[\(label) stdout]\n" + stdout.joined(separator: "\n") + "\n[\(label) stderr]\n" + stderr.joined(separator: "\n")
+    }
+}
