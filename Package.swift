@@ -51,6 +51,6 @@ let package = Package(
         .testTarget(name: "TransportPOSIXTests", dependencies: ["TransportPOSIX", "TransportCore"]),
         .testTarget(name: "CommandLineSupportTests", dependencies: ["CommandLineSupport", "DNSSD"]),
         // Runs the built tools on the virtual LAN (Scripts/lan); see Scripts/test.
-        .testTarget(name: "EndToEndTests"),
+        .testTarget(name: "EndToEndTests", dependencies: ["DNSSD", "DiscoveryCore"]),
     ]
 )

@@ -43,14 +43,19 @@ enum TestLAN {
         try ToolProcess(lanScript!, ["--lan", lan] + arguments, label: "lan").waitForExit(timeout: 30)
     }
 
-    /// The host's addresses as Scripts/lan reports them.
-    static func addresses(of host: String, lan: String = "main") throws -> (ipv4: String, ipv6: String) {
+    /// The host's settings as `Scripts/lan env` prints them (NETNS, BUS, IFACE, IPV4, IPV6).
+    static func settings(of host: String, lan: String = "main") throws -> [String: String] {
         let env = try ToolProcess(lanScript!, ["--lan", lan, "env", host], label: "lan env")
         _ = env.waitForExit()
-        let values = Dictionary(env.stdout.compactMap { line -> (String, String)? in
+        return Dictionary(env.stdout.compactMap { line -> (String, String)? in
             guard let equals = line.firstIndex(of: "=") else { return nil }
             return (String(line[..<equals]), String(line[line.index(after: equals)...]))
         }, uniquingKeysWith: { $1 })
+    }
+
+    /// The host's addresses as Scripts/lan reports them.
+    static func addresses(of host: String, lan: String = "main") throws -> (ipv4: String, ipv6: String) {
+        let values = try settings(of: host, lan: lan)
         return (values["IPV4"] ?? "", values["IPV6"] ?? "")
     }
 
