@@ -81,7 +81,6 @@ public final class ServiceRegistration: Sendable {
 
     /// The name the daemon registered, which may differ from the one requested.
     public var name: String { dnssdQueue.sync { core.registeredName } }
-    public var options: Options { core.options }
 
     /// Replaces the TXT record while registered (`DNSServiceUpdateRecord`).
     /// - Throws: `DNSSDError` when the daemon refuses it or is away.

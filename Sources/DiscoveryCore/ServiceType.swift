@@ -76,11 +76,4 @@ public struct ServiceType: Sendable, Hashable, CustomStringConvertible {
 
     /// The form `DNSServiceRegister` and `DNSServiceBrowse` take: `_name._tcp,_sub1,_sub2`.
     public var description: String { ([baseType] + subtypes).joined(separator: ",") }
-
-    /// Whether `reported` (as a browse callback gives it, e.g. `_p2pipp._tcp.`) is this base type.
-    public func matches(reported: String) -> Bool {
-        var text = reported
-        if text.hasSuffix(".") { text.removeLast() }
-        return text.lowercased() == baseType.lowercased()
-    }
 }

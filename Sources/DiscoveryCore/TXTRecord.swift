@@ -19,12 +19,6 @@ public struct TXTRecord: Sendable, Hashable {
 
     public init() {}
 
-    /// Builds a record from entries, checking every rule.
-    /// - Throws: `DiscoveryError` with code `.invalidTXTRecord`.
-    public init(_ entries: [Entry]) throws(DiscoveryError) {
-        for entry in entries { try set(entry.key, entry.value) }
-    }
-
     /// Parses command-line items: `key=value`, `key=` (empty value) or `key` (no value).
     /// - Throws: `DiscoveryError` with code `.invalidTXTRecord`.
     public init(items: [String]) throws(DiscoveryError) {

@@ -44,13 +44,6 @@ final class ServiceTypeTests: XCTestCase {
             }
         }
     }
-
-    func testMatchesReportedTypes() throws {
-        let type = try ServiceType("_p2pipp._tcp,_sub")
-        XCTAssertTrue(type.matches(reported: "_p2pipp._tcp."))
-        XCTAssertTrue(type.matches(reported: "_P2PIPP._tcp"))
-        XCTAssertFalse(type.matches(reported: "_http._tcp."))
-    }
 }
 
 final class InstanceNameTests: XCTestCase {

@@ -56,6 +56,24 @@ final class DaemonTests: XCTestCase {
         XCTAssertEqual(publisher.waitForExit(), 0)
     }
 
+    func testBrowseRecoversWhenItsDaemonRestarts() throws {
+        let browser = try TestLAN.run("svc-browse", on: "b", ["--json"])
+        XCTAssertNotNil(browser.waitForEvent { $0["event"] as? String == "complete" }, browser.transcript)
+        XCTAssertEqual(try TestLAN.control(["daemon", "restart", "b"]), 0)
+        let name = TestLAN.uniqueName("after restart")
+        let publisher = try TestLAN.run("svc-publish", on: "a", ["--name", name, "--json"])
+        XCTAssertEqual(registered(publisher), name, publisher.transcript)
+        XCTAssertNotNil(browser.waitForEvent(timeout: 10) { $0["event"] as? String == "added" && $0["name"] as? String == name },
+                        browser.transcript)
+        XCTAssertTrue(browser.stderr.contains { $0.contains("avahi-daemon is not running") && $0.contains("browsing resumes when it is back") },
+                      browser.transcript)
+        XCTAssertTrue(browser.stderr.contains { $0.contains("avahi-daemon is reachable again; browsing resumed") }, browser.transcript)
+        browser.signal(SIGINT)
+        XCTAssertEqual(browser.waitForExit(), 0)
+        publisher.signal(SIGTERM)
+        XCTAssertEqual(publisher.waitForExit(), 0)
+    }
+
     func testEveryToolExits69WithoutDBus() throws {
         let environment = ["DBUS_SYSTEM_BUS_ADDRESS": "unix:path=/nonexistent/bus.sock", "PATH": "/usr/bin:/bin"]
         for arguments in [["svc-publish"], ["svc-browse", "--once"], ["svc-connect", "anything"]] {

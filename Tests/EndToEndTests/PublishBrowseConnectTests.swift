@@ -53,6 +53,36 @@ final class PublishBrowseConnectTests: XCTestCase {
         XCTAssertEqual(browser.waitForExit(), 0, browser.transcript)
     }
 
+    func testManyClientsAtOnce() throws {
+        let name = TestLAN.uniqueName("room")
+        let publisher = try TestLAN.run("svc-publish", on: "a", ["--name", name, "--json"])
+        XCTAssertNotNil(publisher.waitForEvent(where: event("registered")), publisher.transcript)
+        let clients = try (1...3).map { _ in try TestLAN.run("svc-connect", on: "b", [name]) }
+        for client in clients {
+            XCTAssertNotNil(client.waitForLine { $0 == "hello from \(name)" }, client.transcript)
+        }
+        for id in 1...3 {
+            XCTAssertNotNil(publisher.waitForEvent { $0["event"] as? String == "greeting" && $0["client"] as? Int == id }, publisher.transcript)
+        }
+        publisher.send("to everyone")
+        for client in clients {
+            XCTAssertNotNil(client.waitForLine { $0 == "to everyone" }, client.transcript)
+        }
+        clients[1].send("from the second")
+        let message = try XCTUnwrap(publisher.waitForEvent { $0["event"] as? String == "message" }, publisher.transcript)
+        XCTAssertEqual(message["text"] as? String, "from the second")
+        // Each client leaves when its input ends; the publisher sees every one go.
+        for client in clients {
+            client.closeStdin()
+            XCTAssertEqual(client.waitForExit(), 0, client.transcript)
+        }
+        for id in 1...3 {
+            XCTAssertNotNil(publisher.waitForEvent { $0["event"] as? String == "disconnected" && $0["client"] as? Int == id }, publisher.transcript)
+        }
+        publisher.signal(SIGTERM)
+        XCTAssertEqual(publisher.waitForExit(), 0)
+    }
+
     func testUnusualNamesRoundTripThroughPublishBrowseAndConnect() throws {
         let names = ["打印机 #1 \(UInt16.random(in: 1...9999))", "a.b\\c \(UInt16.random(in: 1...9999))", "dots.and spaces. \(UInt16.random(in: 1...9999))"]
         let publishers = try names.map { try TestLAN.run("svc-publish", on: "a", ["--name", $0, "--json"]) }
