@@ -15,12 +15,12 @@ struct BrowseOptions: Sendable {
         version: svcVersion,
         overview: "List DNS-SD services on the local network, live, as they come and go.",
         options: [
-            .init("type", value: "type", help: "The service type to look for (default: _p2pipp._tcp)."),
-            .init("domain", value: "domain", help: "The domain to browse (default: local.)."),
+            .serviceType,
+            .domain,
             .init("resolve", help: "Also show each service's host, port, addresses and TXT record."),
             .init("once", help: "Print what is there now and exit (like avahi-browse -t)."),
             .init("timeout", value: "seconds", help: "Stop browsing after this many seconds."),
-            .init("json", help: "Print one JSON object per event (JSON Lines)."),
+            .json,
         ],
         discussion: """
             OUTPUT:
@@ -39,8 +39,8 @@ struct BrowseOptions: Sendable {
             """)
 
     init(_ parsed: ParsedCommandLine) throws(UsageError) {
-        if let text = parsed.value("type") { type = try validated { () throws(DiscoveryError) in try ServiceType(text) } }
-        if let text = parsed.value("domain") { domain = try validated { () throws(DiscoveryError) in try ServiceDomain(text) } }
+        type = try parsed.serviceType()
+        domain = try parsed.domain()
         resolve = parsed.flag("resolve")
         once = parsed.flag("once")
         json = parsed.flag("json")

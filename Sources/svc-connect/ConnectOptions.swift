@@ -15,8 +15,8 @@ struct ConnectOptions: Sendable {
         overview: "Find a published service by name, connect to it, and exchange lines of text.",
         arguments: [.init("name", help: "The instance name, exactly as svc-browse shows it.")],
         options: [
-            .init("type", value: "type", help: "The service type (default: _p2pipp._tcp)."),
-            .init("domain", value: "domain", help: "The domain (default: local.)."),
+            .serviceType,
+            .domain,
             .init("timeout", value: "seconds", help: "How long finding and connecting may take (default: 5)."),
             .init("message", value: "text", help: "Send this one line, print the replies, and exit."),
         ],
@@ -39,8 +39,8 @@ struct ConnectOptions: Sendable {
     init(_ parsed: ParsedCommandLine) throws(UsageError) {
         name = parsed.positionals[0]
         _ = try validated { () throws(DiscoveryError) in try InstanceName(name) }
-        if let text = parsed.value("type") { type = try validated { () throws(DiscoveryError) in try ServiceType(text) } }
-        if let text = parsed.value("domain") { domain = try validated { () throws(DiscoveryError) in try ServiceDomain(text) } }
+        type = try parsed.serviceType()
+        domain = try parsed.domain()
         if let text = parsed.value("timeout") { timeout = try parseSeconds(text, option: "timeout") }
         message = parsed.value("message")
         if let message, message.contains("\n") { throw UsageError("--message takes one line; it may not contain a newline") }

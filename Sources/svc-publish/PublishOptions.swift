@@ -18,12 +18,12 @@ struct PublishOptions: Sendable {
         overview: "Serve on a TCP port and publish it with DNS-SD so peers can find it by name.",
         options: [
             .init("name", value: "name", help: "The instance name, 1 to 63 bytes of UTF-8 (default: the host name)."),
-            .init("type", value: "type", help: "The service type (default: _p2pipp._tcp)."),
-            .init("domain", value: "domain", help: "The domain to register in (default: local.)."),
+            .serviceType,
+            .domain,
             .init("port", value: "port", help: "The TCP port to listen on (default: 0, any free port)."),
             .init("txt", value: "key=value", repeatable: true, help: "A TXT record item: key=value, key= or key alone."),
             .init("conflict", value: "policy", help: "When the name is taken: rename (default) or fail."),
-            .init("json", help: "Print one JSON object per event (JSON Lines)."),
+            .json,
         ],
         discussion: """
             Listens on IPv6 and IPv4, registers the service, and prints the registered name
@@ -49,8 +49,8 @@ struct PublishOptions: Sendable {
 
     init(_ parsed: ParsedCommandLine) throws(UsageError) {
         if let text = parsed.value("name") { name = try validated { () throws(DiscoveryError) in try InstanceName(text) } }
-        if let text = parsed.value("type") { type = try validated { () throws(DiscoveryError) in try ServiceType(text) } }
-        if let text = parsed.value("domain") { domain = try validated { () throws(DiscoveryError) in try ServiceDomain(text) } }
+        type = try parsed.serviceType()
+        domain = try parsed.domain()
         if let text = parsed.value("port") { port = try parsePort(text, option: "port") }
         let items = parsed.values("txt")
         txt = try validated { () throws(DiscoveryError) in try TXTRecord(items: items) }
