@@ -1,0 +1,186 @@
+/// Every frame type of protocol version 1, decoded (docs/PROTOCOL.md).
+public enum Message: Sendable, Hashable {
+    case hello(Hello)
+    /// The name the server gave this client.
+    case welcome(name: String)
+    case goodbye(reason: String)
+    /// `code` is kept raw: a newer peer may send codes this version does not know.
+    case error(code: UInt16, message: String)
+    case ping(token: UInt64)
+    case pong(token: UInt64)
+    /// `to` empty: everyone. From a client, `from` is ignored.
+    case text(from: String, to: String, text: String)
+    case who
+    case presence(PresenceKind, names: [String])
+    case fileOffer(FileOffer)
+    case fileAccept(id: UInt32, offset: UInt64)
+    case fileChunk(id: UInt32, data: [UInt8])
+    case fileEnd(id: UInt32)
+    case fileResult(id: UInt32, status: FileStatus, message: String)
+
+    public struct Hello: Sendable, Hashable {
+        public static let magic: [UInt8] = Array("P2PM".utf8)
+        public static let currentVersion: UInt16 = 1
+
+        public var version: UInt16
+        public var capabilities: Capabilities
+        public var name: String
+
+        public init(version: UInt16 = Hello.currentVersion, capabilities: Capabilities = .all, name: String) {
+            self.version = version
+            self.capabilities = capabilities
+            self.name = name
+        }
+    }
+
+    public struct Capabilities: OptionSet, Sendable, Hashable {
+        public let rawValue: UInt32
+        public init(rawValue: UInt32) { self.rawValue = rawValue }
+        public static let rooms = Capabilities(rawValue: 1)
+        public static let files = Capabilities(rawValue: 2)
+        public static let resume = Capabilities(rawValue: 4)
+        public static let all: Capabilities = [.rooms, .files, .resume]
+    }
+
+    public enum PresenceKind: UInt8, Sendable, Hashable {
+        case list = 0, joined = 1, left = 2
+    }
+
+    public struct FileOffer: Sendable, Hashable {
+        public var id: UInt32
+        public var size: UInt64
+        /// SHA-256 of the whole file.
+        public var digest: [UInt8]
+        public var name: String
+
+        public init(id: UInt32, size: UInt64, digest: [UInt8], name: String) {
+            self.id = id
+            self.size = size
+            self.digest = digest
+            self.name = name
+        }
+    }
+
+    public enum FileStatus: UInt8, Sendable, Hashable {
+        case stored = 0, checksumMismatch = 1, refused = 2, writeFailed = 3
+    }
+
+    enum Kind: UInt16 {
+        case hello = 0x01, welcome = 0x02, goodbye = 0x03, error = 0x04, ping = 0x05, pong = 0x06
+        case text = 0x10, who = 0x11, presence = 0x12
+        case fileOffer = 0x20, fileAccept = 0x21, fileChunk = 0x22, fileEnd = 0x23, fileResult = 0x24
+    }
+
+    /// Decodes a frame.
+    /// - Throws: `ProtocolError` `.unknownType`, `.malformedFrame` (bad layout or flags set),
+    ///   or `.badMagic` for a `HELLO` from something else.
+    public init(decoding frame: Frame) throws(ProtocolError) {
+        guard let kind = Kind(rawValue: frame.type) else {
+            throw ProtocolError(.unknownType, "frame type 0x\(String(frame.type, radix: 16)) is not part of protocol version 1")
+        }
+        guard frame.flags == 0 else {
+            throw ProtocolError(.malformedFrame, "\(kind) frame has flags 0x\(String(frame.flags, radix: 16)); version 1 uses none")
+        }
+        var reader = PayloadReader(frame.payload, frameName: "\(kind)".uppercased())
+        switch kind {
+        case .hello:
+            guard try reader.raw(4, "magic") == Hello.magic else {
+                throw ProtocolError(.badMagic, "this is not a p2pipp peer (the HELLO does not start with P2PM)")
+            }
+            let version = try reader.integer(UInt16.self, "version")
+            let capabilities = Capabilities(rawValue: try reader.integer(UInt32.self, "capabilities"))
+            self = .hello(Hello(version: version, capabilities: capabilities, name: try reader.string("name")))
+        case .welcome: self = .welcome(name: try reader.string("name"))
+        case .goodbye: self = .goodbye(reason: String(decoding: reader.rest(), as: UTF8.self))
+        case .error:
+            let code = try reader.integer(UInt16.self, "code")
+            self = .error(code: code, message: String(decoding: reader.rest(), as: UTF8.self))
+        case .ping: self = .ping(token: try reader.integer(UInt64.self, "token"))
+        case .pong: self = .pong(token: try reader.integer(UInt64.self, "token"))
+        case .text:
+            let from = try reader.string("from")
+            let to = try reader.string("to")
+            self = .text(from: from, to: to, text: String(decoding: reader.rest(), as: UTF8.self))
+        case .who: self = .who
+        case .presence:
+            let rawKind = try reader.integer(UInt8.self, "kind")
+            guard let presenceKind = PresenceKind(rawValue: rawKind) else {
+                throw ProtocolError(.malformedFrame, "PRESENCE kind \(rawKind) is not 0, 1 or 2")
+            }
+            let count = try reader.integer(UInt16.self, "count")
+            var names: [String] = []
+            for _ in 0..<count { names.append(try reader.string("names")) }
+            self = .presence(presenceKind, names: names)
+        case .fileOffer:
+            let id = try reader.integer(UInt32.self, "id")
+            let size = try reader.integer(UInt64.self, "size")
+            let digest = try reader.raw(32, "digest")
+            self = .fileOffer(FileOffer(id: id, size: size, digest: digest, name: try reader.string("name")))
+        case .fileAccept:
+            let id = try reader.integer(UInt32.self, "id")
+            self = .fileAccept(id: id, offset: try reader.integer(UInt64.self, "offset"))
+        case .fileChunk:
+            let id = try reader.integer(UInt32.self, "id")
+            self = .fileChunk(id: id, data: reader.rest())
+        case .fileEnd: self = .fileEnd(id: try reader.integer(UInt32.self, "id"))
+        case .fileResult:
+            let id = try reader.integer(UInt32.self, "id")
+            let rawStatus = try reader.integer(UInt8.self, "status")
+            guard let status = FileStatus(rawValue: rawStatus) else {
+                throw ProtocolError(.malformedFrame, "FILE_RESULT status \(rawStatus) is not 0 to 3")
+            }
+            self = .fileResult(id: id, status: status, message: String(decoding: reader.rest(), as: UTF8.self))
+        }
+        try reader.end()
+    }
+
+    /// The frame that carries this message.
+    public var frame: Frame {
+        var writer = PayloadWriter()
+        let kind: Kind
+        switch self {
+        case .hello(let hello):
+            kind = .hello
+            writer.raw(Hello.magic)
+            writer.integer(hello.version)
+            writer.integer(hello.capabilities.rawValue)
+            writer.string(hello.name)
+        case .welcome(let name): kind = .welcome; writer.string(name)
+        case .goodbye(let reason): kind = .goodbye; writer.raw(reason.utf8)
+        case .error(let code, let message): kind = .error; writer.integer(code); writer.raw(message.utf8)
+        case .ping(let token): kind = .ping; writer.integer(token)
+        case .pong(let token): kind = .pong; writer.integer(token)
+        case .text(let from, let to, let text):
+            kind = .text
+            writer.string(from)
+            writer.string(to)
+            writer.raw(text.utf8)
+        case .who: kind = .who
+        case .presence(let presenceKind, let names):
+            kind = .presence
+            writer.integer(presenceKind.rawValue)
+            writer.integer(UInt16(min(names.count, Int(UInt16.max))))
+            names.prefix(Int(UInt16.max)).forEach { writer.string($0) }
+        case .fileOffer(let offer):
+            kind = .fileOffer
+            writer.integer(offer.id)
+            writer.integer(offer.size)
+            writer.raw(offer.digest)
+            writer.string(offer.name)
+        case .fileAccept(let id, let offset): kind = .fileAccept; writer.integer(id); writer.integer(offset)
+        case .fileChunk(let id, let data): kind = .fileChunk; writer.integer(id); writer.raw(data)
+        case .fileEnd(let id): kind = .fileEnd; writer.integer(id)
+        case .fileResult(let id, let status, let message):
+            kind = .fileResult
+            writer.integer(id)
+            writer.integer(status.rawValue)
+            writer.raw(message.utf8)
+        }
+        return Frame(type: kind.rawValue, payload: writer.bytes)
+    }
+
+    /// An `ERROR` message for a protocol violation.
+    public static func error(_ error: ProtocolError) -> Message {
+        .error(code: error.code.rawValue, message: error.message)
+    }
+}

@@ -1,0 +1,63 @@
+/// Reads the fields of a payload in order (docs/PROTOCOL.md, "Field encodings").
+struct PayloadReader {
+    private let bytes: [UInt8]
+    private var offset = 0
+    private let frameName: String
+
+    init(_ bytes: [UInt8], frameName: String) {
+        self.bytes = bytes
+        self.frameName = frameName
+    }
+
+    private func malformed(_ what: String) -> ProtocolError {
+        ProtocolError(.malformedFrame, "\(frameName) ends before its \(what)")
+    }
+
+    mutating func integer<Integer: FixedWidthInteger>(_: Integer.Type, _ what: String) throws(ProtocolError) -> Integer {
+        let size = MemoryLayout<Integer>.size
+        guard bytes.count - offset >= size else { throw malformed(what) }
+        defer { offset += size }
+        return bytes.readBigEndian(Integer.self, at: offset)
+    }
+
+    mutating func raw(_ count: Int, _ what: String) throws(ProtocolError) -> [UInt8] {
+        guard bytes.count - offset >= count else { throw malformed(what) }
+        defer { offset += count }
+        return Array(bytes[offset..<(offset + count)])
+    }
+
+    /// A `str`: u16 length and UTF-8 (invalid sequences become U+FFFD).
+    mutating func string(_ what: String) throws(ProtocolError) -> String {
+        let count = Int(try integer(UInt16.self, what))
+        return String(decoding: try raw(count, what), as: UTF8.self)
+    }
+
+    /// The rest of the payload.
+    mutating func rest() -> [UInt8] {
+        defer { offset = bytes.count }
+        return Array(bytes[offset...])
+    }
+
+    /// Checks nothing is left over.
+    func end() throws(ProtocolError) {
+        guard offset == bytes.count else {
+            throw ProtocolError(.malformedFrame, "\(frameName) has \(bytes.count - offset) bytes after its last field")
+        }
+    }
+}
+
+/// Writes the fields of a payload.
+struct PayloadWriter {
+    private(set) var bytes: [UInt8] = []
+
+    mutating func integer<Integer: FixedWidthInteger>(_ value: Integer) { bytes.appendBigEndian(value) }
+    mutating func raw<Bytes: Sequence<UInt8>>(_ value: Bytes) { bytes.append(contentsOf: value) }
+
+    /// A `str`, cut to 65,535 bytes at a character boundary.
+    mutating func string(_ value: String) {
+        var utf8 = Substring(value)
+        while utf8.utf8.count > Int(UInt16.max) { utf8 = utf8.dropLast() }
+        integer(UInt16(utf8.utf8.count))
+        bytes.append(contentsOf: utf8.utf8)
+    }
+}

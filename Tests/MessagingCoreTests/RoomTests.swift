@@ -1,0 +1,100 @@
+import MessagingCore
+import XCTest
+
+final class LivenessTests: XCTestCase {
+    let start = ContinuousClock.now
+
+    func testPingsAQuietPeerThenGivesUp() {
+        var liveness = Liveness(now: start, handshakeTimeout: nil, heartbeatInterval: .seconds(15), allowedMisses: 3)
+        XCTAssertNil(liveness.tick(at: start + .seconds(14)))
+        XCTAssertEqual(liveness.tick(at: start + .seconds(15)), .ping(token: 1))
+        XCTAssertNil(liveness.tick(at: start + .seconds(20)))
+        XCTAssertEqual(liveness.tick(at: start + .seconds(30)), .ping(token: 2))
+        XCTAssertEqual(liveness.tick(at: start + .seconds(45)), .ping(token: 3))
+        XCTAssertEqual(liveness.nextDeadline, start + .seconds(60))
+        XCTAssertEqual(liveness.tick(at: start + .seconds(60)), .peerSilent)
+    }
+
+    func testAnyFrameResetsTheCount() {
+        var liveness = Liveness(now: start, handshakeTimeout: nil, heartbeatInterval: .seconds(1), allowedMisses: 1)
+        XCTAssertEqual(liveness.tick(at: start + .seconds(1)), .ping(token: 1))
+        liveness.heard(at: start + .milliseconds(1500))
+        XCTAssertNil(liveness.tick(at: start + .milliseconds(2400)))
+        XCTAssertEqual(liveness.tick(at: start + .milliseconds(2500)), .ping(token: 2))
+        XCTAssertEqual(liveness.tick(at: start + .milliseconds(3500)), .peerSilent)
+    }
+
+    func testHandshakeDeadline() {
+        var liveness = Liveness(now: start, handshakeTimeout: .seconds(10), heartbeatInterval: .seconds(15))
+        XCTAssertEqual(liveness.nextDeadline, start + .seconds(10))
+        XCTAssertEqual(liveness.tick(at: start + .seconds(10)), .handshakeTimedOut)
+        var done = Liveness(now: start, handshakeTimeout: .seconds(10), heartbeatInterval: .seconds(15))
+        done.handshakeCompleted()
+        XCTAssertNil(done.tick(at: start + .seconds(10)))
+    }
+}
+
+final class RosterTests: XCTestCase {
+    func testNamesAreMadeUnique() {
+        var roster = Roster()
+        XCTAssertEqual(roster.join(id: 1, requested: "bob"), "bob")
+        XCTAssertEqual(roster.join(id: 2, requested: "Bob"), "Bob-2")
+        XCTAssertEqual(roster.join(id: 3, requested: "bob"), "bob-3")
+        XCTAssertEqual(roster.join(id: 4, requested: "server", reserved: ["server"]), "server-2")
+        XCTAssertEqual(roster.join(id: 5, requested: String(repeating: "x", count: 32)), String(repeating: "x", count: 32))
+        XCTAssertEqual(roster.join(id: 6, requested: String(repeating: "x", count: 32)), String(repeating: "x", count: 30) + "-2")
+        XCTAssertEqual(roster.id(named: "BOB-2"), 2)
+        XCTAssertEqual(roster.leave(id: 2), "Bob-2")
+        XCTAssertNil(roster.leave(id: 2))
+        XCTAssertEqual(roster.names, ["bob", "bob-3", "server-2", String(repeating: "x", count: 32), String(repeating: "x", count: 30) + "-2"])
+    }
+
+    func testNameRules() {
+        XCTAssertNil(Roster.problem(inName: "alice@laptop"))
+        XCTAssertNotNil(Roster.problem(inName: ""))
+        XCTAssertNotNil(Roster.problem(inName: "two words"))
+        XCTAssertNotNil(Roster.problem(inName: "esc\u{1B}"))
+        XCTAssertNotNil(Roster.problem(inName: String(repeating: "n", count: 10_000)))
+    }
+}
+
+final class RoomCommandTests: XCTestCase {
+    func testParsesCommands() throws {
+        XCTAssertEqual(try RoomCommand(parsing: "hello all", peerInSend: false), .say("hello all"))
+        XCTAssertEqual(try RoomCommand(parsing: "//not a command", peerInSend: false), .say("/not a command"))
+        XCTAssertEqual(try RoomCommand(parsing: "/msg bob hi there", peerInSend: false), .message(to: "bob", text: "hi there"))
+        XCTAssertEqual(try RoomCommand(parsing: "/who", peerInSend: false), .who)
+        XCTAssertEqual(try RoomCommand(parsing: "/send /tmp/a file.bin", peerInSend: false), .send(to: nil, path: "/tmp/a file.bin"))
+        XCTAssertEqual(try RoomCommand(parsing: "/send bob /tmp/a file.bin", peerInSend: true), .send(to: "bob", path: "/tmp/a file.bin"))
+    }
+
+    func testMistakesExplainTheCommands() {
+        for line in ["/msg bob", "/who me", "/send", "/dance", "/send /only-a-path"] {
+            XCTAssertThrowsError(try RoomCommand(parsing: line, peerInSend: line.contains("only")), line) { error in
+                XCTAssertTrue((error as! ProtocolError).message.contains("/msg <peer> <text>"))
+            }
+        }
+    }
+}
+
+final class InboxNameTests: XCTestCase {
+    func testOfferedNamesCannotLeaveTheInbox() {
+        XCTAssertEqual(InboxName.sanitized("../../etc/passwd"), "passwd")
+        XCTAssertEqual(InboxName.sanitized("/etc/passwd"), "passwd")
+        XCTAssertEqual(InboxName.sanitized("a/b"), "b")
+        XCTAssertEqual(InboxName.sanitized("."), "file")
+        XCTAssertEqual(InboxName.sanitized(".."), "file")
+        XCTAssertEqual(InboxName.sanitized(""), "file")
+        XCTAssertEqual(InboxName.sanitized(".hidden"), "hidden")
+        XCTAssertEqual(InboxName.sanitized("new\nline\u{0}nul"), "new_line_nul")
+        XCTAssertEqual(InboxName.sanitized("back\\slash"), "back_slash")
+        XCTAssertEqual(InboxName.sanitized(String(repeating: "é", count: 200)).utf8.count, 254)
+    }
+
+    func testDuplicatesGetASuffix() {
+        let existing: Set = ["a.txt", "a (2).txt", "noext"]
+        XCTAssertEqual(InboxName.unique("b.txt", exists: existing.contains), "b.txt")
+        XCTAssertEqual(InboxName.unique("a.txt", exists: existing.contains), "a (3).txt")
+        XCTAssertEqual(InboxName.unique("noext", exists: existing.contains), "noext (2)")
+    }
+}
