@@ -9,6 +9,7 @@ let package = Package(
         .library(name: "TransportCore", targets: ["TransportCore"]),
         .library(name: "TransportPOSIX", targets: ["TransportPOSIX"]),
         .library(name: "MessagingCore", targets: ["MessagingCore"]),
+        .library(name: "Messaging", targets: ["Messaging"]),
         .executable(name: "svc-publish", targets: ["svc-publish"]),
         .executable(name: "svc-browse", targets: ["svc-browse"]),
         .executable(name: "svc-connect", targets: ["svc-connect"]),
@@ -22,6 +23,14 @@ let package = Package(
             providers: [.apt(["libavahi-compat-libdnssd-dev"])]
         ),
 
+        // OpenSSL's libcrypto, for SHA-256; only Messaging imports it.
+        .systemLibrary(
+            name: "CCrypto",
+            path: "Modules/CCrypto",
+            pkgConfig: "libcrypto",
+            providers: [.apt(["libssl-dev"])]
+        ),
+
         // Pure modules: values, codecs and state machines; no sockets, no C.
         .target(name: "DiscoveryCore"),
         .target(name: "TransportCore"),
@@ -30,13 +39,15 @@ let package = Package(
         // I/O: the only importer of CDNSSD, and the POSIX socket layer.
         .target(name: "DNSSD", dependencies: ["CDNSSD", "DiscoveryCore", "TransportCore"]),
         .target(name: "TransportPOSIX", dependencies: ["TransportCore"]),
+        // Rooms, heartbeats, reconnects and file transfer over TransportPOSIX.
+        .target(name: "Messaging", dependencies: ["CCrypto", "MessagingCore", "TransportCore", "TransportPOSIX", "DNSSD", "DiscoveryCore"]),
 
         // Option parsing, help, exit codes, terminal-safe output, signals.
-        .target(name: "CommandLineSupport", dependencies: ["DNSSD", "TransportCore"]),
+        .target(name: "CommandLineSupport", dependencies: ["DNSSD", "TransportCore", "Messaging"]),
 
         .executableTarget(
             name: "svc-publish",
-            dependencies: ["DNSSD", "DiscoveryCore", "TransportPOSIX", "TransportCore", "CommandLineSupport"]
+            dependencies: ["DNSSD", "DiscoveryCore", "TransportPOSIX", "TransportCore", "Messaging", "MessagingCore", "CommandLineSupport"]
         ),
         .executableTarget(
             name: "svc-browse",
@@ -44,12 +55,13 @@ let package = Package(
         ),
         .executableTarget(
             name: "svc-connect",
-            dependencies: ["DNSSD", "DiscoveryCore", "TransportPOSIX", "TransportCore", "CommandLineSupport"]
+            dependencies: ["DNSSD", "DiscoveryCore", "TransportPOSIX", "TransportCore", "Messaging", "MessagingCore", "CommandLineSupport"]
         ),
 
         .testTarget(name: "DiscoveryCoreTests", dependencies: ["DiscoveryCore"]),
         .testTarget(name: "TransportCoreTests", dependencies: ["TransportCore"]),
         .testTarget(name: "MessagingCoreTests", dependencies: ["MessagingCore"]),
+        .testTarget(name: "MessagingTests", dependencies: ["Messaging", "MessagingCore", "TransportCore", "TransportPOSIX"]),
         .testTarget(name: "DNSSDTests", dependencies: ["DNSSD", "DiscoveryCore"]),
         .testTarget(name: "TransportPOSIXTests", dependencies: ["TransportPOSIX", "TransportCore"]),
         .testTarget(name: "CommandLineSupportTests", dependencies: ["CommandLineSupport", "DNSSD"]),

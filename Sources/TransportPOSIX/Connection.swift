@@ -48,6 +48,7 @@ public final class Connection: @unchecked Sendable {
     private var readBuffer = [UInt8](repeating: 0, count: 65536)
     private var onBytes: ([UInt8]) -> Void = { _ in }
     private var onClose: (CloseReason) -> Void = { _ in }
+    private var onDrained: (() -> Void)?
     private var selfReference: Connection?
 
     public init(socket: Socket, peer: SocketEndpoint?, queue: DispatchQueue, outboxLimit: Int = 4 << 20) {
@@ -81,6 +82,12 @@ public final class Connection: @unchecked Sendable {
 
     /// Bytes queued but not yet accepted by the kernel.
     public var bufferedByteCount: Int { outbox.count - outboxStart }
+
+    /// Calls `handler` each time the outbox empties, so a producer (e.g. a file being sent)
+    /// can queue more without the outbox growing: the flow control for bulk data.
+    public func whenDrained(_ handler: (() -> Void)?) {
+        onDrained = handler
+    }
 
     /// Queues bytes and sends what the kernel takes now. Returns false (and closes the
     /// connection with `.failed`) when the outbox would pass `outboxLimit`.
@@ -152,7 +159,12 @@ public final class Connection: @unchecked Sendable {
             outbox.removeAll(keepingCapacity: outbox.capacity <= 1 << 20)
             outboxStart = 0
             setWriteSourceRunning(false)
-            if isFinishing { shutDownSending() }
+            if isFinishing {
+                shutDownSending()
+            } else if onDrained != nil {
+                // Later, not from inside send(): the handler may well call send() again.
+                queue.async { [self] in if !isClosed { onDrained?() } }
+            }
         } else {
             if outboxStart > 1 << 20 { outbox.removeFirst(outboxStart); outboxStart = 0 }
             setWriteSourceRunning(true)
@@ -189,6 +201,7 @@ public final class Connection: @unchecked Sendable {
         let handler = onClose
         onBytes = { _ in }
         onClose = { _ in }
+        onDrained = nil
         handler(reason)
         selfReference = nil
     }

@@ -1,7 +1,11 @@
 import CommandLineSupport
 import DNSSD
+import Dispatch
 import DiscoveryCore
 import Glibc
+import Messaging
+import MessagingCore
+import Synchronization
 import TransportCore
 import TransportPOSIX
 
@@ -15,31 +19,56 @@ struct SvcConnect {
 
     static func connect(_ options: ConnectOptions) async throws -> ExitCode {
         let instance = ServiceInstance(name: options.name, type: options.type, domain: options.domain)
-        let deadline = ContinuousClock.now + options.timeout
-        func remaining() -> Duration { max(.milliseconds(1), deadline - .now) }
-
-        let resolved: ResolvedService
+        var clientOptions = RoomClient.Options(instance: instance, name: options.memberName ?? defaultMemberName())
+        clientOptions.timeout = options.timeout
+        clientOptions.reconnect = options.reconnect
+        clientOptions.backoffMaximum = options.retryMaximum
+        clientOptions.heartbeatInterval = options.heartbeat
         do {
-            resolved = try await instance.resolve(timeout: options.timeout)
+            clientOptions.inbox = try options.inbox.map { (path) throws(FileError) in try Inbox(directory: path) }
+        } catch {
+            throw ToolFailure(.osError, error.message)
+        }
+        let printer = ConnectOutput(output: EventOutput(json: options.json), serviceName: options.name)
+        let client = RoomClient(options: clientOptions) { event in printer.print(event) }
+        do {
+            try await client.connect()
         } catch let error as DNSSDError where error.code == .noSuchName {
             throw ToolFailure(.noHost, error.message + (await namesSeen(options)))
-        }
-        let endpoints: [SocketEndpoint]
-        do {
-            endpoints = try await resolved.lookUpAddresses(timeout: remaining())
-        } catch let error as DNSSDError where error.code == .noSuchName {
-            throw ToolFailure(.noHost, error.message)
-        }
-        let socket: Socket
-        let winner: SocketEndpoint
-        do {
-            (socket, winner) = try await TCPConnector.connect(to: endpoints, timeout: remaining())
         } catch let error as TransportError {
-            throw ToolFailure(.unavailable, "cannot connect to '\(TerminalSafe.escape(options.name))' at \(TerminalSafe.escape(resolved.hostTarget)) port \(resolved.port): \(error)")
+            throw ToolFailure(.unavailable, "cannot connect to '\(TerminalSafe.escape(options.name))': \(error)")
+        } catch let error as ProtocolError {
+            throw ToolFailure(.unavailable, "'\(TerminalSafe.escape(options.name))' refused us: \(error)")
         }
-        let family = winner.address.family == .ipv6 ? "IPv6" : "IPv4"
-        Console.note("connected to \"\(TerminalSafe.escape(options.name))\" at \(winner) (\(family), the first to answer of: \(endpoints.map(\.addressWithScope).joined(separator: ", ")))")
-        return await ClientSession(socket: socket, peer: winner, options: options).run()
+
+        for file in options.files { client.submit(.send(to: nil, path: file)) }
+        if let message = options.message { client.submit(.say(message)) }
+        let inputQueue = DispatchQueue(label: "svc.connect.input")
+        if options.message != nil || !options.files.isEmpty {
+            client.finish()
+        } else {
+            StandardInputLines.start(queue: inputQueue, onLine: { line in
+                do throws(ProtocolError) {
+                    let command = try RoomCommand(parsing: line, peerInSend: false)
+                    if command == .help { Console.note(RoomCommand.summary) } else { client.submit(command) }
+                } catch {
+                    Console.note(error.message)
+                }
+            }, onEnd: { client.finish() })
+        }
+        let signals = TerminationSignals(queue: inputQueue) { _ in client.stop() }
+        let outcome = await client.run()
+        withExtendedLifetime(signals) {}
+        switch outcome {
+        case .finished, .closedByServer:
+            if case .closedByServer(let reason) = outcome { Console.note("the server closed the connection (\(reason))") }
+            guard printer.undelivered == 0 else {
+                throw ToolFailure(.ioError, "\(printer.undelivered) item\(printer.undelivered == 1 ? " was" : "s were") not delivered")
+            }
+            return .success
+        case .failed(let reason):
+            throw ToolFailure(.ioError, "the connection to '\(TerminalSafe.escape(options.name))' broke: \(reason)")
+        }
     }
 
     /// ", services seen: 'a', 'b'" from a short browse, to help with a misspelt name.
@@ -55,13 +84,15 @@ struct SvcConnect {
         guard !names.isEmpty else { return "; no \(options.type.baseType) services are visible in \(options.domain)" }
         return "; services seen: " + names.sorted().map { "'\(TerminalSafe.escape($0))'" }.joined(separator: ", ")
     }
-}
 
-/// "hello from user@host", the client's greeting.
-func clientGreeting() -> String {
-    var host = [CChar](repeating: 0, count: 256)
-    gethostname(&host, host.count - 1)
-    let hostName = String(decoding: host.prefix(while: { $0 != 0 }).map { UInt8(bitPattern: $0) }, as: UTF8.self)
-    let user = getenv("USER").map { String(cString: $0) } ?? getpwuid(getuid()).map { String(cString: $0.pointee.pw_name) } ?? "someone"
-    return "hello from \(user)@\(hostName)"
+    /// "user@host", cut to a valid member name.
+    static func defaultMemberName() -> String {
+        var host = [CChar](repeating: 0, count: 256)
+        gethostname(&host, host.count - 1)
+        let hostName = String(decoding: host.prefix(while: { $0 != 0 }).map { UInt8(bitPattern: $0) }, as: UTF8.self)
+        let user = getenv("USER").map { String(cString: $0) } ?? getpwuid(getuid()).map { String(cString: $0.pointee.pw_name) } ?? "someone"
+        var name = Substring("\(user)@\(hostName)".filter { !$0.isWhitespace })
+        while name.utf8.count > 32 { name = name.dropLast() }
+        return name.isEmpty ? "someone" : String(name)
+    }
 }

@@ -1,5 +1,6 @@
 import CommandLineSupport
 import DiscoveryCore
+import MessagingCore
 
 /// svc-connect's validated command line.
 struct ConnectOptions: Sendable {
@@ -8,31 +9,50 @@ struct ConnectOptions: Sendable {
     var domain: ServiceDomain = .local
     var timeout: Duration = .seconds(5)
     var message: String?
+    var memberName: String?
+    var files: [String] = []
+    var reconnect = true
+    var retryMaximum: Duration = .seconds(64)
+    var heartbeat: Duration = .seconds(15)
+    var inbox: String?
+    var json = false
 
     static let spec = CommandSpec(
         name: "svc-connect",
         version: svcVersion,
-        overview: "Find a published service by name, connect to it, and exchange lines of text.",
+        overview: "Find a published service by name, join its room, and exchange text and files.",
         arguments: [.init("name", help: "The instance name, exactly as svc-browse shows it.")],
         options: [
             .serviceType,
             .domain,
             .init("timeout", value: "seconds", help: "How long finding and connecting may take (default: 5)."),
-            .init("message", value: "text", help: "Send this one line, print the replies, and exit."),
+            .init("as", value: "name", help: "Your name in the room (default: user@host); a taken name gets a suffix."),
+            .init("message", value: "text", help: "Send this one line to everyone, print what arrives meanwhile, and exit."),
+            .init("send", value: "file", repeatable: true, help: "Send this file to the publisher (verified by SHA-256), then exit."),
+            .init("inbox", value: "dir", help: "Accept files from the publisher into this directory."),
+            .init("no-reconnect", help: "Exit when the connection drops instead of reconnecting."),
+            .init("retry-max", value: "seconds", help: "Longest wait between reconnect attempts (1, 2, 4 ... up to this; default: 64)."),
+            .init("heartbeat", value: "seconds", help: "Ping the server after this much silence (default: 15)."),
+            .json,
         ],
         discussion: """
             Resolves the name, tries every address of the host (IPv6 and IPv4, raced as in
-            Happy Eyeballs) and says on standard error which one answered first. After the
-            greetings, each line of standard input is sent and every line received is printed;
-            it exits when the server closes the connection or standard input ends.
+            Happy Eyeballs), says on standard error which one answered first, and joins the
+            room. Each line of standard input goes to everyone, or is a command:
+            /msg <peer> <text>, /who, /send <path>, /help (start a line with // to send a
+            literal /). When the connection drops, it reconnects with exponential backoff,
+            finding the service again each time; lines typed meanwhile are sent afterwards,
+            or reported as not sent when it gives up. It exits when input ends and everything
+            was delivered.
 
             EXIT STATUS:
               0 done, 64 bad arguments, 68 no service of that name, 69 avahi-daemon or D-Bus
-              unreachable or the service refused the connection, 74 the connection broke,
-              75 no answer in time.
+              unreachable or the server refused us, 74 something was not delivered or the
+              connection could not be restored, 75 no answer in time.
 
             EXAMPLES:
-              svc-connect "Living room"
+              svc-connect "Living room" --as alice
+              svc-connect "Living room" --send holiday.mp4 --send notes.txt
               svc-connect "Living room" --message "hello" --timeout 2
             """)
 
@@ -44,5 +64,13 @@ struct ConnectOptions: Sendable {
         if let text = parsed.value("timeout") { timeout = try parseSeconds(text, option: "timeout") }
         message = parsed.value("message")
         if let message, message.contains("\n") { throw UsageError("--message takes one line; it may not contain a newline") }
+        memberName = parsed.value("as")
+        if let memberName, let problem = Roster.problem(inName: memberName) { throw UsageError("--as: \(problem)") }
+        files = parsed.values("send")
+        reconnect = !parsed.flag("no-reconnect")
+        if let text = parsed.value("retry-max") { retryMaximum = max(.seconds(1), try parseSeconds(text, option: "retry-max")) }
+        if let text = parsed.value("heartbeat") { heartbeat = try parseSeconds(text, option: "heartbeat") }
+        inbox = parsed.value("inbox")
+        json = parsed.flag("json")
     }
 }

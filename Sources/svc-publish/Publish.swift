@@ -1,6 +1,8 @@
 import CommandLineSupport
 import DNSSD
 import Dispatch
+import Messaging
+import MessagingCore
 import TransportPOSIX
 
 @main
@@ -11,9 +13,15 @@ struct SvcPublish {
         }
     }
 
-    /// Listens, registers, serves until SIGINT/SIGTERM, then withdraws the service.
+    /// Listens, registers, hosts the room until SIGINT/SIGTERM, then withdraws the service.
     static func publish(_ options: PublishOptions) async throws -> ExitCode {
         let output = EventOutput(json: options.json)
+        let inbox: Inbox?
+        do {
+            inbox = try options.inbox.map { (path) throws(FileError) in try Inbox(directory: path) }
+        } catch {
+            throw ToolFailure(.osError, error.message)
+        }
         let listener: TCPListener
         do {
             listener = try TCPListener(port: options.port)
@@ -30,11 +38,23 @@ struct SvcPublish {
         ])
 
         let queue = DispatchQueue(label: "svc.publish")
-        let server = PublishServer(name: name, queue: queue, output: output)
+        var roomOptions = RoomServer.Options(name: name)
+        roomOptions.echo = options.echo
+        roomOptions.inbox = inbox
+        roomOptions.maximumMembers = options.maximumMembers
+        roomOptions.heartbeatInterval = options.heartbeat
+        roomOptions.handshakeTimeout = options.handshakeTimeout
+        let room = RoomServer(options: roomOptions, queue: queue) { event in RoomOutput.print(event, output) }
         listener.start(queue: queue, onError: { error in Console.note("accepting a connection failed: \(error)") }) { socket, peer in
-            server.accept(socket, peer: peer)
+            room.accept(socket, peer: peer)
         }
-        StandardInputLines.start(queue: queue, onLine: server.broadcast, onEnd: {})
+        StandardInputLines.start(queue: queue, onLine: { line in
+            do throws(ProtocolError) {
+                room.perform(try RoomCommand(parsing: line, peerInSend: true))
+            } catch {
+                Console.note(error.message)
+            }
+        }, onEnd: {})
 
         let failure = await withCheckedContinuation { (stopped: CheckedContinuation<DNSSDError?, Never>) in
             let once = ResumeOnce(stopped)
@@ -43,10 +63,10 @@ struct SvcPublish {
                 for await event in registration.events {
                     switch event {
                     case .renamed(let newName):
-                        queue.async { server.rename(newName) }
+                        queue.async { room.rename(newName) }
                         output.emit("renamed", text: "renamed \"\(TerminalSafe.escape(newName))\"", [("name", .string(newName))])
                     case .restored(let newName):
-                        queue.async { server.rename(newName) }
+                        queue.async { room.rename(newName) }
                         output.emit("restored", text: "registered again as \"\(TerminalSafe.escape(newName))\"", [("name", .string(newName))])
                     case .daemonLost(let error):
                         Console.note("\(error.message); the service will be registered again when it is back")
@@ -59,7 +79,7 @@ struct SvcPublish {
         }
         await registration.cancel()
         listener.cancel()
-        await server.closeAll(within: .seconds(2))
+        await room.closeAll(within: .seconds(2))
         if let failure { throw failure }
         return .success
     }

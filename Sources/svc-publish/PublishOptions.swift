@@ -11,6 +11,11 @@ struct PublishOptions: Sendable {
     var txt = TXTRecord()
     var conflictPolicy: ConflictPolicy = .rename
     var json = false
+    var echo = false
+    var inbox: String?
+    var maximumMembers = 1000
+    var heartbeat: Duration = .seconds(15)
+    var handshakeTimeout: Duration = .seconds(10)
 
     static let spec = CommandSpec(
         name: "svc-publish",
@@ -24,18 +29,26 @@ struct PublishOptions: Sendable {
             .init("txt", value: "key=value", repeatable: true, help: "A TXT record item: key=value, key= or key alone."),
             .init("conflict", value: "policy", help: "When the name is taken: rename (default) or fail."),
             .json,
+            .init("echo", help: "Answer every text with the same text, to its sender (for tests and benchmarks)."),
+            .init("inbox", value: "dir", help: "Accept files from peers into this directory (default: refuse files)."),
+            .init("max-clients", value: "n", help: "Members at most; more are refused (default: 1000)."),
+            .init("heartbeat", value: "seconds", help: "Ping a member after this much silence; drop it after 3 more (default: 15)."),
+            .init("handshake-timeout", value: "seconds", help: "Close connections that have not said HELLO by then (default: 10)."),
         ],
         discussion: """
             Listens on IPv6 and IPv4, registers the service, and prints the registered name
-            once the daemon confirms it (the daemon may rename it, e.g. 'name #2'). Greets
-            every client with 'hello from <name>', prints what clients send, and sends each
-            line of standard input to every connected client. End of input does not stop it;
-            SIGINT or SIGTERM withdraws the service and exits 0.
+            once the daemon confirms it (it is renamed 'name #2' when taken). Hosts a room
+            (protocol: docs/PROTOCOL.md): members join with svc-connect, text goes to every
+            other member, and each line of standard input goes to every member, or is a
+            command: /msg <peer> <text>, /who, /send <peer> <path>, /help. End of input does
+            not stop it; SIGINT or SIGTERM says goodbye to the members, withdraws the
+            service and exits 0.
 
             OUTPUT:
               registered "<name>" <type> <domain> port <port>
-              connected #<n> from <address>   greeting #<n>: <text>   message #<n>: <text>
-              disconnected #<n> (<reason>)
+              joined #<n> <member> from <address>      left #<n> <member> (<reason>)
+              <member>: <text>                          <member> -> <member>: <text>
+              receiving "<file>" from <member> ...     stored "<file>" from <member> ...
               With --json, the same events as JSON objects with "event" and "time".
 
             EXIT STATUS:
@@ -61,5 +74,13 @@ struct PublishOptions: Sendable {
             conflictPolicy = policy
         }
         json = parsed.flag("json")
+        echo = parsed.flag("echo")
+        inbox = parsed.value("inbox")
+        if let text = parsed.value("max-clients") {
+            guard let count = Int(text), count >= 1 else { throw UsageError("--max-clients takes a whole number of at least 1, not '\(text)'") }
+            maximumMembers = count
+        }
+        if let text = parsed.value("heartbeat") { heartbeat = try parseSeconds(text, option: "heartbeat") }
+        if let text = parsed.value("handshake-timeout") { handshakeTimeout = try parseSeconds(text, option: "handshake-timeout") }
     }
 }

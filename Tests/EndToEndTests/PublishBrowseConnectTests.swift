@@ -33,18 +33,18 @@ final class PublishBrowseConnectTests: XCTestCase {
         // travel in reverse order; order carries no meaning in DNS-SD (keys are unique).
         XCTAssertEqual(added["txt_raw"] as? String, "04666c61670976657273696f6e3d31")
 
-        let client = try TestLAN.run("svc-connect", on: "b", [name])
+        let client = try TestLAN.run("svc-connect", on: "b", [name, "--as", "bea"])
         XCTAssertNotNil(client.waitForLine { $0 == "hello from \(name)" }, client.transcript)
-        XCTAssertNotNil(publisher.waitForEvent { $0["event"] as? String == "greeting" && ($0["text"] as? String ?? "").hasPrefix("hello from ") },
-                        publisher.transcript)
+        XCTAssertNotNil(client.waitForLine { $0 == "* joined as bea" }, client.transcript)
+        XCTAssertNotNil(publisher.waitForEvent { $0["event"] as? String == "joined" && $0["name"] as? String == "bea" }, publisher.transcript)
         XCTAssertTrue(client.stderr.contains { $0.contains("connected to \"\(name)\" at [\(hostA.ipv6)%veth0]:\(port)") }, client.transcript)
         client.send("line from b")
-        XCTAssertNotNil(publisher.waitForEvent { $0["event"] as? String == "message" && $0["text"] as? String == "line from b" },
+        XCTAssertNotNil(publisher.waitForEvent { $0["event"] as? String == "text" && $0["from"] as? String == "bea" && $0["text"] as? String == "line from b" },
                         publisher.transcript)
         publisher.send("line from a")
-        XCTAssertNotNil(client.waitForLine { $0 == "line from a" }, client.transcript)
+        XCTAssertNotNil(client.waitForLine { $0 == "\(name): line from a" }, client.transcript)
 
-        // SIGTERM: the service is withdrawn at once and the client ends cleanly.
+        // SIGTERM: the service is withdrawn at once, and the client, told goodbye, ends cleanly.
         publisher.signal(SIGTERM)
         XCTAssertNotNil(browser.waitForEvent(timeout: 3, where: event("removed", name)), browser.transcript)
         XCTAssertEqual(publisher.waitForExit(timeout: 5), 0, publisher.transcript)
@@ -57,27 +57,24 @@ final class PublishBrowseConnectTests: XCTestCase {
         let name = TestLAN.uniqueName("room")
         let publisher = try TestLAN.run("svc-publish", on: "a", ["--name", name, "--json"])
         XCTAssertNotNil(publisher.waitForEvent(where: event("registered")), publisher.transcript)
-        let clients = try (1...3).map { _ in try TestLAN.run("svc-connect", on: "b", [name]) }
+        let clients = try (1...3).map { try TestLAN.run("svc-connect", on: "b", [name, "--as", "m\($0)"]) }
         for client in clients {
             XCTAssertNotNil(client.waitForLine { $0 == "hello from \(name)" }, client.transcript)
         }
         for id in 1...3 {
-            XCTAssertNotNil(publisher.waitForEvent { $0["event"] as? String == "greeting" && $0["client"] as? Int == id }, publisher.transcript)
+            XCTAssertNotNil(publisher.waitForEvent { $0["event"] as? String == "joined" && $0["client"] as? Int == id }, publisher.transcript)
         }
         publisher.send("to everyone")
         for client in clients {
-            XCTAssertNotNil(client.waitForLine { $0 == "to everyone" }, client.transcript)
+            XCTAssertNotNil(client.waitForLine { $0 == "\(name): to everyone" }, client.transcript)
         }
-        clients[1].send("from the second")
-        let message = try XCTUnwrap(publisher.waitForEvent { $0["event"] as? String == "message" }, publisher.transcript)
-        XCTAssertEqual(message["text"] as? String, "from the second")
         // Each client leaves when its input ends; the publisher sees every one go.
         for client in clients {
             client.closeStdin()
             XCTAssertEqual(client.waitForExit(), 0, client.transcript)
         }
         for id in 1...3 {
-            XCTAssertNotNil(publisher.waitForEvent { $0["event"] as? String == "disconnected" && $0["client"] as? Int == id }, publisher.transcript)
+            XCTAssertNotNil(publisher.waitForEvent { $0["event"] as? String == "left" && $0["client"] as? Int == id }, publisher.transcript)
         }
         publisher.signal(SIGTERM)
         XCTAssertEqual(publisher.waitForExit(), 0)
@@ -100,10 +97,10 @@ final class PublishBrowseConnectTests: XCTestCase {
             XCTAssertTrue(text.stdout.contains { $0.hasPrefix("added \"\(name)\" _p2pipp._tcp local. on veth0") }, text.transcript)
             let client = try TestLAN.run("svc-connect", on: "b", [name, "--message", "hi \(name)"])
             XCTAssertEqual(client.waitForExit(), 0, client.transcript)
-            XCTAssertEqual(client.stdout, ["hello from \(name)"])
+            XCTAssertEqual(client.stdout.first, "hello from \(name)")
         }
         for (name, publisher) in zip(names, publishers) {
-            XCTAssertNotNil(publisher.waitForEvent { $0["event"] as? String == "message" && $0["text"] as? String == "hi \(name)" }, publisher.transcript)
+            XCTAssertNotNil(publisher.waitForEvent { $0["event"] as? String == "text" && $0["text"] as? String == "hi \(name)" }, publisher.transcript)
             publisher.signal(SIGTERM)
             XCTAssertEqual(publisher.waitForExit(), 0)
         }
@@ -154,8 +151,9 @@ final class PublishBrowseConnectTests: XCTestCase {
         XCTAssertNotNil(publisher.waitForLine { $0.hasPrefix("registered") }, publisher.transcript)
         let client = try TestLAN.run("svc-connect", on: "b", [name, "--message", "\u{1B}]0;pwned\u{7}"])
         XCTAssertEqual(client.waitForExit(), 0, client.transcript)
-        let message = try XCTUnwrap(publisher.waitForLine { $0.hasPrefix("message #1:") }, publisher.transcript)
-        XCTAssertEqual(message, "message #1: \\u{1B}]0;pwned\\u{7}")
+        let message = try XCTUnwrap(publisher.waitForLine { $0.contains("pwned") }, publisher.transcript)
+        XCTAssertFalse(message.contains("\u{1B}"), "a raw ESC reached the terminal")
+        XCTAssertTrue(message.hasSuffix(": \\u{1B}]0;pwned\\u{7}"), message)
         publisher.signal(SIGTERM)
         XCTAssertEqual(publisher.waitForExit(), 0)
     }

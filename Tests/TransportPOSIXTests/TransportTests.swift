@@ -9,13 +9,15 @@ final class TransportTests: XCTestCase {
     let loopback6 = IPAddress(bytes: Array(repeating: 0, count: 15) + [1])!
     let queue = DispatchQueue(label: "test.transport")
 
-    /// A listener whose connections echo each line back in upper case.
+    /// A listener whose connections echo bytes back, ASCII letters in upper case.
     func startShoutingServer() throws -> TCPListener {
         let listener = try TCPListener(port: 0)
         let queue = queue
         listener.start(queue: queue) { socket, peer in
-            let lines = LineConnection(Connection(socket: socket, peer: peer, queue: queue))
-            lines.start(onLine: { lines.send(line: $0.uppercased()) }, onClose: { _ in _ = lines })
+            let connection = Connection(socket: socket, peer: peer, queue: queue)
+            connection.start(onBytes: { bytes in
+                connection.send(bytes.map { (97...122).contains($0) ? $0 - 32 : $0 })
+            }, onClose: { _ in })
         }
         return listener
     }
@@ -76,8 +78,12 @@ final class TransportTests: XCTestCase {
         let got = expectation(description: "closed")
         let received = Received()
         queue.async {
-            let lines = LineConnection(Connection(socket: socket, peer: winner, queue: queue))
-            lines.start(onLine: { received.lines.append($0) }, onClose: { reason in
+            var framer = LineFramer()
+            let connection = Connection(socket: socket, peer: winner, queue: queue)
+            connection.start(onBytes: { bytes in
+                received.lines += (try? framer.feed(bytes))?.map { String(decoding: $0, as: UTF8.self) } ?? []
+            }, onClose: { reason in
+                if let last = framer.finish() { received.lines.append(String(decoding: last, as: UTF8.self)) }
                 received.reason = reason
                 got.fulfill()
             })
@@ -113,7 +119,7 @@ final class TransportTests: XCTestCase {
         XCTAssertTrue("\(error)".contains("the peer is not reading"))
     }
 
-    /// Connects, sends one line and returns the first line that comes back.
+    /// Connects, sends a line and returns what comes back up to its newline.
     func roundTrip(_ line: String, to endpoint: SocketEndpoint) throws -> String? {
         let done = expectation(description: "reply")
         let received = Received()
@@ -121,12 +127,14 @@ final class TransportTests: XCTestCase {
         Task {
             let (socket, winner) = try await TCPConnector.connect(to: [endpoint])
             queue.async {
-                let lines = LineConnection(Connection(socket: socket, peer: winner, queue: queue))
-                lines.start(onLine: { reply in
-                    received.lines.append(reply)
-                    lines.connection.close()
+                var framer = LineFramer()
+                let connection = Connection(socket: socket, peer: winner, queue: queue)
+                connection.start(onBytes: { bytes in
+                    guard let reply = (try? framer.feed(bytes))?.first else { return }
+                    received.lines.append(String(decoding: reply, as: UTF8.self))
+                    connection.close()
                 }, onClose: { _ in done.fulfill() })
-                lines.send(line: line)
+                connection.send(Array((line + "\n").utf8))
             }
         }
         wait(for: [done], timeout: 5)

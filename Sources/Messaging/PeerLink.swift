@@ -1,0 +1,170 @@
+import Dispatch
+import MessagingCore
+import TransportCore
+import TransportPOSIX
+
+/// A framed connection to one peer: frames in and out, `PING`s answered, protocol violations
+/// answered with `ERROR` frames, and the peer's liveness (handshake deadline, heartbeats)
+/// watched.
+///
+/// - Important: every method runs on the connection's queue, and so do the handlers. The
+///   link keeps itself alive until it ends.
+public final class PeerLink: @unchecked Sendable {
+    /// Why a link ended.
+    public enum EndReason: Sendable, Hashable, CustomStringConvertible {
+        /// The transport closed or failed.
+        case transport(Connection.CloseReason)
+        /// The peer broke the protocol; we sent it this error.
+        case violation(ProtocolError)
+        /// The peer sent an `ERROR` that ends the connection.
+        case peerError(code: UInt16, message: String)
+        /// The peer said `GOODBYE` and closed.
+        case goodbye(String)
+
+        public var description: String {
+            switch self {
+            case .transport(let reason): "connection \(reason)"
+            case .violation(let error): error.description
+            case .peerError(let code, let message):
+                "the peer reported \(ProtocolError.Code(rawValue: code)?.name ?? "error \(code)"): \(message)"
+            case .goodbye(let reason): reason.isEmpty ? "said goodbye" : "said goodbye (\(reason))"
+            }
+        }
+
+        /// Whether the peer went away in an orderly way.
+        public var isOrderly: Bool {
+            switch self {
+            case .goodbye, .transport(.closedByPeer), .transport(.closedLocally): true
+            default: false
+            }
+        }
+    }
+
+    public let connection: Connection
+    public var queue: DispatchQueue { connection.queue }
+    private var decoder = FrameDecoder()
+    private var liveness: Liveness
+    private var timer: (any DispatchSourceTimer)?
+    private var goodbyeReason: String?
+    private var violation: ProtocolError?
+    private var peerError: (UInt16, String)?
+    private var onMessage: (Message) -> Void = { _ in }
+    private var onEnd: (EndReason) -> Void = { _ in }
+
+    /// - Parameters:
+    ///   - handshakeTimeout: how long the peer has to complete the handshake (see
+    ///     `handshakeCompleted`), or nil for no limit.
+    ///   - heartbeatInterval: silence after which to `PING`; after `allowedMisses` unanswered
+    ///     pings the link ends with `heartbeat-timeout`.
+    public init(_ connection: Connection, handshakeTimeout: Duration?, heartbeatInterval: Duration, allowedMisses: Int = 3) {
+        self.connection = connection
+        liveness = Liveness(now: .now, handshakeTimeout: handshakeTimeout, heartbeatInterval: heartbeatInterval, allowedMisses: allowedMisses)
+    }
+
+    /// Starts reading. `onMessage` gets every message except `PING`/`PONG`; `onEnd` is
+    /// called once.
+    public func start(onMessage: @escaping (Message) -> Void, onEnd: @escaping (EndReason) -> Void) {
+        self.onMessage = onMessage
+        self.onEnd = onEnd
+        connection.start(onBytes: { [self] bytes in received(bytes) }, onClose: { [self] reason in ended(reason) })
+        scheduleTimer()
+    }
+
+    public var isOpen: Bool { connection.isOpen }
+
+    /// Sends a message. Returns false when the connection cannot take it.
+    @discardableResult
+    public func send(_ message: Message) -> Bool {
+        var bytes: [UInt8] = []
+        message.frame.encode(into: &bytes)
+        return connection.send(bytes)
+    }
+
+    /// The peer finished its handshake; only heartbeats apply from now on.
+    public func handshakeCompleted() { liveness.handshakeCompleted() }
+
+    /// Tells the peer what it did wrong, and closes when the error requires it.
+    public func reject(_ error: ProtocolError) {
+        send(.error(error))
+        if error.code.closesConnection {
+            violation = error
+            finishWithin(.seconds(1))
+        }
+    }
+
+    /// Says `GOODBYE`, sends what is queued and closes.
+    public func goodbye(_ reason: String) {
+        send(.goodbye(reason: reason))
+        finishWithin(.seconds(2))
+    }
+
+    /// Sends what is queued and closes; a peer that neither reads nor closes (stopped, or
+    /// hostile) is cut off after `grace`.
+    private func finishWithin(_ grace: Duration) {
+        connection.finish()
+        queue.asyncAfter(deadline: .now() + .milliseconds(Int(grace.components.seconds * 1000))) { [connection] in
+            connection.close()
+        }
+    }
+
+    private func received(_ bytes: [UInt8]) {
+        decoder.feed(bytes)
+        liveness.heard(at: .now)
+        while connection.isOpen {
+            let frame: Frame
+            do throws(ProtocolError) {
+                guard let next = try decoder.next() else { return }
+                frame = next
+            } catch {
+                reject(error) // an oversize length: the stream cannot be trusted after it
+                return
+            }
+            do throws(ProtocolError) {
+                let message = try Message(decoding: frame)
+                switch message {
+                case .ping(let token): send(.pong(token: token))
+                case .pong: break
+                case .goodbye(let reason): goodbyeReason = reason; onMessage(message)
+                case .error(let code, let text):
+                    if ProtocolError.Code(rawValue: code)?.closesConnection ?? false { peerError = (code, text) }
+                    onMessage(message)
+                default: onMessage(message)
+                }
+            } catch {
+                reject(error)
+            }
+        }
+    }
+
+    private func scheduleTimer() {
+        timer?.cancel()
+        let timer = DispatchSource.makeTimerSource(queue: queue)
+        let delay = max(.zero, liveness.nextDeadline - .now)
+        timer.schedule(deadline: .now() + .nanoseconds(Int(delay.components.seconds * 1_000_000_000 + delay.components.attoseconds / 1_000_000_000)))
+        timer.setEventHandler { [self] in
+            switch liveness.tick(at: .now) {
+            case .ping(let token): send(.ping(token: token))
+            case .handshakeTimedOut: reject(ProtocolError(.handshakeTimeout, "no HELLO arrived within the handshake timeout"))
+            case .peerSilent: reject(ProtocolError(.heartbeatTimeout, "no sign of life after \(liveness.allowedMisses) pings"))
+            case nil: break
+            }
+            if connection.isOpen { scheduleTimer() }
+        }
+        timer.resume()
+        self.timer = timer
+    }
+
+    private func ended(_ reason: Connection.CloseReason) {
+        timer?.cancel()
+        timer = nil
+        let end: EndReason
+        if let violation { end = .violation(violation) }
+        else if let (code, text) = peerError { end = .peerError(code: code, message: text) }
+        else if let goodbyeReason, reason == .closedByPeer || reason == .closedLocally { end = .goodbye(goodbyeReason) }
+        else { end = .transport(reason) }
+        let handler = onEnd
+        onMessage = { _ in }
+        onEnd = { _ in }
+        handler(end)
+    }
+}
