@@ -45,7 +45,9 @@ public final class Connection: @unchecked Sendable {
     private var didShutDownSending = false
     private var peerSentEOF = false
     private var isClosed = false
-    private var readBuffer = [UInt8](repeating: 0, count: 65536)
+    /// How much one read takes at most. Each read fills a new array handed to `onBytes`, so an
+    /// idle connection holds no buffer and no byte is copied twice.
+    private static let readSize = 65536
     private var onBytes: ([UInt8]) -> Void = { _ in }
     private var onClose: (CloseReason) -> Void = { _ in }
     private var onDrained: (() -> Void)?
@@ -120,13 +122,21 @@ public final class Connection: @unchecked Sendable {
     private func readAvailable() {
         guard !isClosed else { return }
         do throws(TransportError) {
-            let result = try readBuffer.withUnsafeMutableBytes { buffer in
-                Result { () throws(TransportError) in try socket.read(into: buffer) }
-            }.get()
+            var result = IOResult.wouldBlock
+            var failure: TransportError?
+            let chunk = [UInt8](unsafeUninitializedCapacity: Connection.readSize) { buffer, count in
+                do throws(TransportError) {
+                    result = try socket.read(into: UnsafeMutableRawBufferPointer(buffer))
+                } catch {
+                    failure = error
+                }
+                if case .processed(let read) = result { count = read } else { count = 0 }
+            }
+            if let failure { throw failure }
             switch result {
             case .wouldBlock: return
             case .processed(0): peerFinished()
-            case .processed(let count): onBytes(Array(readBuffer[..<count]))
+            case .processed: onBytes(chunk)
             }
         } catch {
             close(error.isReset ? .reset : .failed(error))

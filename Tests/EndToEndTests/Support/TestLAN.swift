@@ -18,6 +18,11 @@ enum TestLAN {
 
     static func tool(_ name: String) -> String { binDirectory + "/" + name }
 
+    /// A script in Scripts/, next to Scripts/lan.
+    static func script(_ name: String) -> String {
+        URL(fileURLWithPath: lanScript!).deletingLastPathComponent().appendingPathComponent(name).path
+    }
+
     /// Skips (or, under Scripts/test, fails) a test that needs the virtual LAN.
     static func require() throws {
         guard lanScript == nil else { return }

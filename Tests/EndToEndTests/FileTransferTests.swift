@@ -1,0 +1,115 @@
+import Foundation
+import XCTest
+
+/// Files between virtual hosts: verified by SHA-256, nothing complete-looking left behind by a
+/// broken transfer, and resumed when sent again.
+final class FileTransferTests: XCTestCase {
+    var directory = ""
+
+    override func setUpWithError() throws {
+        try TestLAN.require()
+        directory = NSTemporaryDirectory() + "svc-files-\(UUID().uuidString)"
+        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+    }
+
+    override func tearDown() {
+        try? FileManager.default.removeItem(atPath: directory)
+    }
+
+    /// A file of random bytes, and its SHA-256 as sha256sum prints it.
+    func randomFile(megabytes: Int) throws -> (path: String, sha256: String) {
+        let path = directory + "/payload.bin"
+        let dd = try ToolProcess("/bin/dd", ["if=/dev/urandom", "of=\(path)", "bs=1M", "count=\(megabytes)", "status=none"])
+        XCTAssertEqual(dd.waitForExit(timeout: 60), 0, dd.transcript)
+        return (path, try sha256(of: path))
+    }
+
+    func sha256(of path: String) throws -> String {
+        let sum = try ToolProcess("/usr/bin/sha256sum", [path])
+        XCTAssertEqual(sum.waitForExit(timeout: 60), 0)
+        return String(try XCTUnwrap(sum.stdout.first?.split(separator: " ").first))
+    }
+
+    /// Regular files in the inbox, leaving out the hidden partial data.
+    func inboxFiles(_ inbox: String) -> [String] {
+        ((try? FileManager.default.contentsOfDirectory(atPath: inbox)) ?? []).filter { !$0.hasPrefix(".") }.sorted()
+    }
+
+    func publish(_ name: String, inbox: String) throws -> ToolProcess {
+        let publisher = try TestLAN.run("svc-publish", on: "a", ["--name", name, "--inbox", inbox, "--json"])
+        XCTAssertNotNil(publisher.waitForEvent { $0["event"] as? String == "registered" }, publisher.transcript)
+        return publisher
+    }
+
+    func test200MegabytesArriveVerified() throws {
+        let (path, digest) = try randomFile(megabytes: 200)
+        let inbox = directory + "/inbox"
+        let name = TestLAN.uniqueName("files")
+        let publisher = try publish(name, inbox: inbox)
+        let sender = try TestLAN.run("svc-connect", on: "b", [name, "--send", path, "--json"])
+        XCTAssertEqual(sender.waitForExit(timeout: 120), 0, sender.transcript)
+        let sent = try XCTUnwrap(sender.jsonEvents.first { $0["event"] as? String == "file-sent" }, sender.transcript)
+        XCTAssertEqual(sent["sha256"] as? String, digest)
+        XCTAssertEqual(sent["size"] as? Int, 200 << 20)
+        XCTAssertEqual(sent["bytes_transferred"] as? Int, 200 << 20)
+        let stored = try XCTUnwrap(publisher.waitForEvent { $0["event"] as? String == "file-stored" }, publisher.transcript)
+        XCTAssertEqual(stored["sha256"] as? String, digest)
+        XCTAssertEqual(inboxFiles(inbox), ["payload.bin"])
+        XCTAssertEqual(try sha256(of: inbox + "/payload.bin"), digest)
+
+        // The same name again is stored beside it, never over it.
+        let again = try TestLAN.run("svc-connect", on: "b", [name, "--send", path])
+        XCTAssertEqual(again.waitForExit(timeout: 120), 0, again.transcript)
+        XCTAssertEqual(inboxFiles(inbox), ["payload (2).bin", "payload.bin"])
+        publisher.signal(SIGTERM)
+        XCTAssertEqual(publisher.waitForExit(), 0)
+    }
+
+    func testABrokenTransferLeavesNoCompleteLookingFileAndResumes() throws {
+        let (path, digest) = try randomFile(megabytes: 200)
+        let inbox = directory + "/inbox"
+        let partial = inbox + "/.partial/" + digest
+        let name = TestLAN.uniqueName("resume")
+        // 200 Mbit/s out of host b: the 200 MB take about 8 s, long enough to break halfway.
+        let shape = try TestLAN.command(on: "b", ["tc", "qdisc", "add", "dev", "veth0", "root", "tbf", "rate", "200mbit", "burst", "256kb", "latency", "100ms"])
+        XCTAssertEqual(shape.waitForExit(), 0, shape.transcript)
+        var shaped = true
+        defer { if shaped { _ = try? TestLAN.command(on: "b", ["tc", "qdisc", "del", "dev", "veth0", "root"]).waitForExit() } }
+
+        let first = try publish(name, inbox: inbox)
+        let sender = try TestLAN.run("svc-connect", on: "b", [name, "--send", path, "--no-reconnect", "--json"])
+        let deadline = Date().addingTimeInterval(60)
+        var size = 0
+        while size < 90 << 20 && Date() < deadline {
+            size = ((try? FileManager.default.attributesOfItem(atPath: partial))?[.size] as? Int) ?? 0
+            usleep(20_000)
+        }
+        XCTAssertGreaterThanOrEqual(size, 90 << 20, "the transfer never got halfway\n" + sender.transcript)
+        first.signal(SIGKILL)
+        _ = first.waitForExit()
+
+        XCTAssertEqual(sender.waitForExit(timeout: 30), 74, sender.transcript)
+        XCTAssertTrue(sender.stderr.contains { $0.contains("was not delivered") }, sender.transcript)
+        XCTAssertFalse(sender.jsonEvents.contains { $0["event"] as? String == "file-sent" }, "no success was reported")
+        XCTAssertEqual(inboxFiles(inbox), [], "nothing that looks complete")
+        let kept = ((try? FileManager.default.attributesOfItem(atPath: partial))?[.size] as? Int) ?? 0
+        XCTAssertGreaterThan(kept, 0, "the partial data is kept for resuming")
+        XCTAssertLessThan(kept, 200 << 20)
+
+        _ = try TestLAN.command(on: "b", ["tc", "qdisc", "del", "dev", "veth0", "root"]).waitForExit()
+        shaped = false
+        let second = try publish(name, inbox: inbox)
+        let resumed = try TestLAN.run("svc-connect", on: "b", [name, "--send", path, "--json"])
+        XCTAssertEqual(resumed.waitForExit(timeout: 120), 0, resumed.transcript)
+        let sent = try XCTUnwrap(resumed.jsonEvents.first { $0["event"] as? String == "file-sent" }, resumed.transcript)
+        let transferred = try XCTUnwrap(sent["bytes_transferred"] as? Int)
+        XCTAssertLessThanOrEqual(transferred, (200 << 20) - kept, "only what the receiver lacked was sent")
+        XCTAssertLessThan(transferred, 150 << 20, "well under the whole file")
+        XCTAssertEqual(sent["sha256"] as? String, digest)
+        XCTAssertEqual(inboxFiles(inbox), ["payload.bin"])
+        XCTAssertEqual(try sha256(of: inbox + "/payload.bin"), digest)
+        XCTAssertFalse(FileManager.default.fileExists(atPath: partial), "the partial data became the stored file")
+        second.signal(SIGTERM)
+        XCTAssertEqual(second.waitForExit(), 0)
+    }
+}

@@ -1,0 +1,145 @@
+import Foundation
+import XCTest
+
+/// Rooms, heartbeats, reconnects and hostile peers on the virtual LAN, with the real tools.
+final class RoomTests: XCTestCase {
+    override func setUpWithError() throws { try TestLAN.require() }
+
+    func publish(_ name: String, _ extra: [String] = []) throws -> (ToolProcess, port: Int) {
+        let publisher = try TestLAN.run("svc-publish", on: "a", ["--name", name, "--json"] + extra)
+        let registered = try XCTUnwrap(publisher.waitForEvent { $0["event"] as? String == "registered" }, publisher.transcript)
+        return (publisher, try XCTUnwrap(registered["port"] as? Int))
+    }
+
+    func join(_ name: String, as member: String, _ extra: [String] = []) throws -> ToolProcess {
+        let client = try TestLAN.run("svc-connect", on: "b", [name, "--as", member, "--json"] + extra)
+        XCTAssertNotNil(client.waitForEvent { $0["event"] as? String == "joined" }, client.transcript)
+        return client
+    }
+
+    func texts(_ client: ToolProcess, _ text: String) -> Int {
+        client.jsonEvents.filter { $0["event"] as? String == "text" && $0["text"] as? String == text }.count
+    }
+
+    func testThreeMembersTextPrivateMessagesWhoAndLeave() throws {
+        let name = TestLAN.uniqueName("chat")
+        let (publisher, _) = try publish(name)
+        let ann = try join(name, as: "ann")
+        let bob = try join(name, as: "bob")
+        let cid = try join(name, as: "cid")
+        XCTAssertNotNil(ann.waitForEvent { $0["event"] as? String == "presence" && ($0["names"] as? [String])?.contains("cid") == true && $0["kind"] as? String == "joined" })
+
+        ann.send("hello everyone")
+        for other in [bob, cid] {
+            XCTAssertNotNil(other.waitForEvent { $0["event"] as? String == "text" && $0["from"] as? String == "ann" && $0["text"] as? String == "hello everyone" },
+                            other.transcript)
+        }
+        bob.send("/msg cid just for you")
+        let secret = try XCTUnwrap(cid.waitForEvent { $0["text"] as? String == "just for you" }, cid.transcript)
+        XCTAssertEqual(secret["from"] as? String, "bob")
+        XCTAssertEqual(secret["to"] as? String, "cid")
+        cid.send("/who")
+        let who = try XCTUnwrap(cid.waitForEvent { $0["event"] as? String == "presence" && $0["kind"] as? String == "list" && ($0["names"] as? [String])?.count == 4 },
+                                cid.transcript)
+        XCTAssertEqual(who["names"] as? [String], [name, "ann", "bob", "cid"])
+
+        // Exactly once, and the private message reached no one else.
+        ann.send("/who")
+        XCTAssertNotNil(ann.waitForEvent { $0["event"] as? String == "presence" && $0["kind"] as? String == "list" && ($0["names"] as? [String])?.count == 4 })
+        XCTAssertEqual(texts(bob, "hello everyone"), 1)
+        XCTAssertEqual(texts(cid, "hello everyone"), 1)
+        XCTAssertEqual(texts(ann, "hello everyone"), 0, "the sender does not get its own text back")
+        XCTAssertEqual(texts(ann, "just for you"), 0)
+
+        cid.signal(SIGKILL)
+        for member in [ann, bob] {
+            XCTAssertNotNil(member.waitForEvent { $0["event"] as? String == "presence" && $0["kind"] as? String == "left" && $0["names"] as? [String] == ["cid"] },
+                            member.transcript)
+        }
+        XCTAssertNotNil(publisher.waitForEvent { $0["event"] as? String == "left" && $0["name"] as? String == "cid" })
+        for process in [ann, bob, publisher] { process.signal(SIGTERM) }
+        for process in [ann, bob, publisher] { XCTAssertEqual(process.waitForExit(), 0, process.transcript) }
+    }
+
+    func testClientReconnectsToARestartedPublisherAndDeliversWhatWasTyped() throws {
+        let name = TestLAN.uniqueName("phoenix")
+        let (first, firstPort) = try publish(name)
+        let client = try join(name, as: "faithful")
+        first.signal(SIGKILL)
+        XCTAssertNotNil(waitForStderr(client) { $0.contains("connection lost") }, client.transcript)
+        client.send("typed during the outage")
+        let (second, secondPort) = try publish(name)
+        XCTAssertNotEqual(firstPort, secondPort, "a restarted publisher gets a new ephemeral port")
+        let delivered = second.waitForEvent(timeout: 30) { $0["event"] as? String == "text" && $0["text"] as? String == "typed during the outage" }
+        XCTAssertNotNil(delivered, second.transcript + client.transcript)
+        XCTAssertEqual(delivered?["from"] as? String, "faithful")
+        client.closeStdin()
+        XCTAssertEqual(client.waitForExit(), 0, client.transcript)
+        second.signal(SIGTERM)
+        XCTAssertEqual(second.waitForExit(), 0)
+    }
+
+    func testLinesAreReportedNotSentWhenTheClientGivesUp() throws {
+        let name = TestLAN.uniqueName("gone")
+        let (publisher, _) = try publish(name)
+        let client = try join(name, as: "hopeful", ["--retry-max", "1", "--timeout", "1"])
+        publisher.signal(SIGKILL)
+        XCTAssertNotNil(waitForStderr(client) { $0.contains("connection lost") }, client.transcript)
+        client.send("never delivered")
+        XCTAssertEqual(client.waitForExit(timeout: 20), 74, client.transcript)
+        XCTAssertTrue(client.stderr.contains("svc-connect: error: not sent: never delivered"), client.transcript)
+    }
+
+    func testASilentPeerIsDroppedByHeartbeatWhileOthersAreServed() throws {
+        let name = TestLAN.uniqueName("pulse")
+        let (publisher, _) = try publish(name, ["--heartbeat", "0.5"])
+        let sleeper = try join(name, as: "sleeper")
+        let awake = try join(name, as: "awake", ["--heartbeat", "0.5"])
+        sleeper.signal(SIGSTOP)
+        defer { sleeper.signal(SIGCONT); sleeper.signal(SIGKILL) }
+        let left = publisher.waitForEvent(timeout: 10) { $0["event"] as? String == "left" && $0["name"] as? String == "sleeper" }
+        XCTAssertTrue((left?["reason"] as? String ?? "").contains("heartbeat-timeout"), publisher.transcript)
+        publisher.send("still here")
+        XCTAssertNotNil(awake.waitForEvent { $0["text"] as? String == "still here" }, awake.transcript)
+        XCTAssertFalse(publisher.jsonEvents.contains { $0["event"] as? String == "left" && $0["name"] as? String == "awake" },
+                       "a member that answers pings stays")
+        publisher.signal(SIGTERM)
+        XCTAssertEqual(publisher.waitForExit(), 0)
+    }
+
+    func testHostilePeersGetErrorFramesAndTheServerKeepsServing() throws {
+        let name = TestLAN.uniqueName("fortress")
+        let (publisher, port) = try publish(name, ["--handshake-timeout", "1"])
+        let host = try TestLAN.addresses(of: "a").ipv4
+        let member = try join(name, as: "regular")
+        let expectations: [(mode: String, code: Int, closes: Bool)] = [
+            ("silent", 8, true), ("huge-frame", 3, true), ("bad-magic", 1, true), ("new-version", 2, true), ("unknown-type", 4, false),
+        ]
+        for (mode, code, closes) in expectations {
+            let peer = try TestLAN.command(on: "b", ["/usr/bin/python3", TestLAN.script("hostile-peer"), host, String(port), mode])
+            _ = peer.waitForExit(timeout: 40)
+            let errors = peer.jsonEvents.filter { $0["type"] as? Int == 4 }
+            XCTAssertEqual(errors.first?["error_code"] as? Int, code, "\(mode): " + peer.transcript)
+            if closes {
+                XCTAssertEqual(peer.jsonEvents.last?["closed"] as? Bool, true, "\(mode): " + peer.transcript)
+            } else {
+                XCTAssertTrue(peer.jsonEvents.contains { $0["type"] as? Int == 0x12 }, "\(mode): the WHO after the unknown frame was answered")
+            }
+            publisher.send("after \(mode)")
+            XCTAssertNotNil(member.waitForEvent { $0["text"] as? String == "after \(mode)" }, "\(mode): " + member.transcript)
+        }
+        XCTAssertTrue(publisher.jsonEvents.contains { $0["event"] as? String == "refused" && ($0["reason"] as? String ?? "").contains("handshake-timeout") },
+                      publisher.transcript)
+        publisher.signal(SIGTERM)
+        XCTAssertEqual(publisher.waitForExit(), 0)
+    }
+
+    func waitForStderr(_ process: ToolProcess, timeout: TimeInterval = 10, _ predicate: (String) -> Bool) -> String? {
+        let deadline = Date().addingTimeInterval(timeout)
+        while Date() < deadline {
+            if let line = process.stderr.first(where: predicate) { return line }
+            usleep(20_000)
+        }
+        return nil
+    }
+}
