@@ -133,7 +133,7 @@ public final class FileTransfers: @unchecked Sendable {
                 link.send(.fileEnd(id: transfer.id))
                 return finishOutgoing(.failure(FileError("cannot read \(transfer.path): \(reason)")))
             }
-            guard link.send(.fileChunk(id: transfer.id, data: Array(buffer[..<count]))) else { return }
+            guard buffer.withUnsafeBytes({ link.sendFileChunk(id: transfer.id, data: UnsafeRawBufferPointer(rebasing: $0[..<count])) }) else { return }
             transfer.offset += UInt64(count)
             if transfer.offset - transfer.lastProgress >= transfer.size / 100 || transfer.offset == transfer.size {
                 transfer.lastProgress = transfer.offset

@@ -80,6 +80,12 @@ public final class PeerLink: @unchecked Sendable {
         return connection.send(bytes)
     }
 
+    /// Sends a `FILE_CHUNK` framed straight from `data`, with no intermediate copy.
+    @discardableResult
+    public func sendFileChunk(id: UInt32, data: UnsafeRawBufferPointer) -> Bool {
+        connection.send(Message.fileChunkHeader(id: id, dataCount: data.count)) && connection.send(data)
+    }
+
     /// The peer finished its handshake; only heartbeats apply from now on.
     public func handshakeCompleted() { liveness.handshakeCompleted() }
 

@@ -179,6 +179,18 @@ public enum Message: Sendable, Hashable {
         return Frame(type: kind.rawValue, payload: writer.bytes)
     }
 
+    /// The 12 bytes that precede `dataCount` bytes of data in a `FILE_CHUNK` frame, so that a
+    /// sender can send the data from where it already is, without building the message.
+    public static func fileChunkHeader(id: UInt32, dataCount: Int) -> [UInt8] {
+        var header: [UInt8] = []
+        header.reserveCapacity(12)
+        header.appendBigEndian(UInt32(dataCount + 4))
+        header.appendBigEndian(Kind.fileChunk.rawValue)
+        header.appendBigEndian(UInt16(0))
+        header.appendBigEndian(id)
+        return header
+    }
+
     /// An `ERROR` message for a protocol violation.
     public static func error(_ error: ProtocolError) -> Message {
         .error(code: error.code.rawValue, message: error.message)

@@ -95,14 +95,33 @@ public final class Connection: @unchecked Sendable {
     /// connection with `.failed`) when the outbox would pass `outboxLimit`.
     @discardableResult
     public func send(_ bytes: [UInt8]) -> Bool {
+        bytes.withUnsafeBytes { send($0) }
+    }
+
+    /// Like `send(_:)` for bytes the caller keeps: written straight to the socket when nothing
+    /// is queued, so only what the kernel does not take at once is copied.
+    @discardableResult
+    public func send(_ bytes: UnsafeRawBufferPointer) -> Bool {
         guard isOpen else { return false }
         guard bufferedByteCount + bytes.count <= outboxLimit else {
             close(.failed(TransportError("send", message: "the peer is not reading; more than \(outboxLimit) bytes are waiting")))
             return false
         }
-        outbox += bytes
-        flush()
-        return !isClosed
+        var rest = bytes[...]
+        if bufferedByteCount == 0 {
+            do throws(TransportError) {
+                while !rest.isEmpty, case .processed(let count) = try socket.write(UnsafeRawBufferPointer(rebasing: rest)) {
+                    rest = rest.dropFirst(count)
+                }
+            } catch {
+                close(error.isReset ? .reset : .failed(error))
+                return false
+            }
+        }
+        guard !rest.isEmpty else { return true }
+        outbox.append(contentsOf: rest)
+        setWriteSourceRunning(true)
+        return true
     }
 
     /// Sends what is queued, then shuts down the sending side; the connection closes when

@@ -134,6 +134,54 @@ final class RoomTests: XCTestCase {
         XCTAssertEqual(publisher.waitForExit(), 0)
     }
 
+    func testAFullRoomRefusesClearlyAndEchoModeAnswersTheSender() throws {
+        let name = TestLAN.uniqueName("tiny")
+        let (publisher, _) = try publish(name, ["--max-clients", "1", "--echo"])
+        let first = try join(name, as: "first")
+        let second = try TestLAN.run("svc-connect", on: "b", [name, "--as", "second"])
+        XCTAssertEqual(second.waitForExit(), 69, second.transcript)
+        XCTAssertTrue(second.stderr.contains { $0.contains("refused us") && $0.contains("server-full") && $0.contains("the room is full (1 members)") },
+                      second.transcript)
+        first.send("ping me back")
+        let echo = try XCTUnwrap(first.waitForEvent { $0["event"] as? String == "text" && $0["text"] as? String == "ping me back" }, first.transcript)
+        XCTAssertEqual(echo["from"] as? String, name)
+        XCTAssertEqual(echo["to"] as? String, "first")
+        first.closeStdin()
+        XCTAssertEqual(first.waitForExit(), 0, first.transcript)
+        publisher.signal(SIGTERM)
+        XCTAssertEqual(publisher.waitForExit(), 0)
+    }
+
+    func testFilesBothWaysWithSlashSend() throws {
+        let directory = NSTemporaryDirectory() + "svc-send-\(UUID().uuidString)"
+        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let upload = directory + "/up.txt"
+        let download = directory + "/down.txt"
+        try "from the member\n".write(toFile: upload, atomically: true, encoding: .utf8)
+        try "from the publisher\n".write(toFile: download, atomically: true, encoding: .utf8)
+
+        let name = TestLAN.uniqueName("swap")
+        let (publisher, _) = try publish(name, ["--inbox", directory + "/server-inbox"])
+        let member = try join(name, as: "dora", ["--inbox", directory + "/client-inbox"])
+        member.send("/send \(upload)")
+        XCTAssertNotNil(member.waitForEvent { $0["event"] as? String == "file-sent" && $0["stored_as"] as? String == "up.txt" }, member.transcript)
+        publisher.send("/send dora \(download)")
+        XCTAssertNotNil(publisher.waitForEvent { $0["event"] as? String == "file-sent" && $0["to"] as? String == "dora" }, publisher.transcript)
+        XCTAssertNotNil(member.waitForEvent { $0["event"] as? String == "file-stored" && $0["name"] as? String == "down.txt" }, member.transcript)
+        XCTAssertEqual(try String(contentsOfFile: directory + "/server-inbox/up.txt", encoding: .utf8), "from the member\n")
+        XCTAssertEqual(try String(contentsOfFile: directory + "/client-inbox/down.txt", encoding: .utf8), "from the publisher\n")
+
+        publisher.send("/send nobody \(download)")
+        member.send("/send /nonexistent/file")
+        XCTAssertNotNil(waitForStderr(member) { $0.contains("cannot send /nonexistent/file") }, member.transcript)
+        XCTAssertNotNil(waitForStderr(publisher) { $0.contains("nobody called 'nobody' is in the room") }, publisher.transcript)
+        member.closeStdin()
+        XCTAssertEqual(member.waitForExit(), 74, "one file was not delivered: " + member.transcript)
+        publisher.signal(SIGTERM)
+        XCTAssertEqual(publisher.waitForExit(), 0)
+    }
+
     func waitForStderr(_ process: ToolProcess, timeout: TimeInterval = 10, _ predicate: (String) -> Bool) -> String? {
         let deadline = Date().addingTimeInterval(timeout)
         while Date() < deadline {

@@ -28,6 +28,14 @@ final class MessageTests: XCTestCase {
         }
     }
 
+    func testFileChunkHeaderPlusDataIsAFileChunkFrame() throws {
+        let data: [UInt8] = [9, 8, 7]
+        var decoder = FrameDecoder()
+        decoder.feed(Message.fileChunkHeader(id: 42, dataCount: data.count) + data)
+        XCTAssertEqual(try Message(decoding: try XCTUnwrap(decoder.next())), .fileChunk(id: 42, data: data))
+        XCTAssertEqual(Message.fileChunkHeader(id: 42, dataCount: 3) + data, Message.fileChunk(id: 42, data: data).frame.encoded)
+    }
+
     func testHelloLayout() {
         XCTAssertEqual(Message.hello(.init(name: "a")).frame.payload, Array("P2PM".utf8) + [0, 1, 0, 0, 0, 7, 0, 1, 0x61])
     }
