@@ -82,6 +82,9 @@ public final class Connection: @unchecked Sendable {
     /// Whether the connection can still send.
     public var isOpen: Bool { !isClosed && !isFinishing }
 
+    /// Whether the connection is closed for good (after `finish()` it still receives).
+    public var isFinished: Bool { isClosed }
+
     /// Bytes queued but not yet accepted by the kernel.
     public var bufferedByteCount: Int { outbox.count - outboxStart }
 

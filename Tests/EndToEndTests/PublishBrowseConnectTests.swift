@@ -98,6 +98,7 @@ final class PublishBrowseConnectTests: XCTestCase {
             let client = try TestLAN.run("svc-connect", on: "b", [name, "--message", "hi \(name)"])
             XCTAssertEqual(client.waitForExit(), 0, client.transcript)
             XCTAssertEqual(client.stdout.first, "hello from \(name)")
+            XCTAssertTrue(client.stdout.contains { $0.hasPrefix("* in the room: \(name), ") }, "frames after our goodbye are still read: " + client.transcript)
         }
         for (name, publisher) in zip(names, publishers) {
             XCTAssertNotNil(publisher.waitForEvent { $0["event"] as? String == "text" && $0["text"] as? String == "hi \(name)" }, publisher.transcript)
