@@ -22,6 +22,10 @@ struct SvcPublish {
         } catch {
             throw ToolFailure(.osError, error.message)
         }
+        let fileLimit = ResourceLimits.raiseOpenFileLimit()
+        if fileLimit < UInt64(options.maximumMembers) + 64 {
+            Console.note("only \(fileLimit) open files are allowed, fewer than --max-clients \(options.maximumMembers) needs; raise 'ulimit -n'")
+        }
         let listener: TCPListener
         do {
             listener = try TCPListener(port: options.port)

@@ -1,0 +1,75 @@
+import Dispatch
+import Messaging
+import MessagingCore
+import Synchronization
+import TransportCore
+import TransportPOSIX
+import XCTest
+
+/// RoomServer on loopback, with many PeerLink clients in this process.
+final class RoomServerLoopbackTests: XCTestCase {
+    func testAThousandMembersJoinAndEveryOneGetsABroadcast() async throws {
+        let members = 1000
+        let serverQueue = DispatchQueue(label: "test.server")
+        let joined = Mutex(0)
+        var options = RoomServer.Options(name: "loop")
+        options.maximumMembers = members
+        let server = RoomServer(options: options, queue: serverQueue) { event in
+            if case .joined = event { joined.withLock { $0 += 1 } }
+        }
+        let listener = try TCPListener(port: 0)
+        defer { listener.cancel() }
+        listener.start(queue: serverQueue) { socket, peer in server.accept(socket, peer: peer) }
+
+        let clientQueue = DispatchQueue(label: "test.clients")
+        let welcomed = Mutex(0)
+        let received = Mutex(0)
+        let links = Mutex<[PeerLink]>([])
+        let endpoint = SocketEndpoint(address: IPAddress(bytes: [127, 0, 0, 1])!, port: listener.port)
+        for index in 0..<members {
+            let (socket, winner) = try await TCPConnector.connect(to: [endpoint])
+            clientQueue.async {
+                let link = PeerLink(Connection(socket: socket, peer: winner, queue: clientQueue), handshakeTimeout: nil, heartbeatInterval: .seconds(60))
+                link.start(onMessage: { message in
+                    switch message {
+                    case .welcome: welcomed.withLock { $0 += 1 }
+                    case .text(_, _, "to all"): received.withLock { $0 += 1 }
+                    default: break
+                    }
+                }, onEnd: { _ in })
+                link.send(.hello(.init(name: "member\(index)")))
+                links.withLock { $0.append(link) }
+            }
+        }
+        try await waitUntil { welcomed.withLock { $0 } == members }
+        XCTAssertEqual(joined.withLock { $0 }, members)
+        serverQueue.async { server.perform(.say("to all")) }
+        try await waitUntil { received.withLock { $0 } == members }
+
+        // One more is refused clearly: the room is full.
+        let (socket, winner) = try await TCPConnector.connect(to: [endpoint])
+        let refusal = Mutex<UInt16?>(nil)
+        clientQueue.async {
+            let link = PeerLink(Connection(socket: socket, peer: winner, queue: clientQueue), handshakeTimeout: nil, heartbeatInterval: .seconds(60))
+            link.start(onMessage: { if case .error(let code, _) = $0 { refusal.withLock { $0 = code } } }, onEnd: { _ in })
+            link.send(.hello(.init(name: "latecomer")))
+        }
+        try await waitUntil { refusal.withLock { $0 } != nil }
+        XCTAssertEqual(refusal.withLock { $0 }, ProtocolError.Code.serverFull.rawValue)
+        clientQueue.sync { links.withLock { $0.forEach { $0.connection.close() } } }
+    }
+
+    struct TimedOut: Error {}
+
+    /// Polls `condition`; fails the test (and throws) when it is still false after `timeout`.
+    func waitUntil(timeout: Duration = .seconds(60), file: StaticString = #filePath, line: UInt = #line, _ condition: () -> Bool) async throws {
+        let deadline = ContinuousClock.now + timeout
+        while !condition() {
+            guard ContinuousClock.now < deadline else {
+                XCTFail("condition not met within \(timeout)", file: file, line: line)
+                throw TimedOut()
+            }
+            try await Task.sleep(for: .milliseconds(20))
+        }
+    }
+}
