@@ -113,12 +113,3 @@ public struct DNSSDError: Error, Sendable, Hashable, CustomStringConvertible {
         DNSSDError(.timedOut, "avahi-daemon gave no answer within \(timeout.secondsText) while \(operation); is it overloaded or stuck? ('service avahi-daemon restart')")
     }
 }
-
-extension Duration {
-    /// "2.5 s", "250 ms".
-    var secondsText: String {
-        let ms = Int(components.seconds) * 1000 + Int(components.attoseconds / 1_000_000_000_000_000)
-        if ms < 1000 { return "\(ms) ms" }
-        return ms % 1000 == 0 ? "\(ms / 1000) s" : "\(ms / 1000).\(ms % 1000 / 100) s"
-    }
-}

@@ -1,4 +1,5 @@
 import Dispatch
+import TransportCore
 
 /// Bridges a one-shot DNS-SD operation (resolve, address lookup, first registration reply)
 /// to `async`: the first of result, timeout or task cancellation wins; the operation's refs
@@ -68,11 +69,5 @@ final class OneShot<Value: Sendable>: @unchecked Sendable {
         } onCancel: {
             dnssdQueue.async { operation.finish(.failure(CancellationError())) }
         }
-    }
-}
-
-extension Duration {
-    var nanoseconds: Int64 {
-        components.seconds * 1_000_000_000 + components.attoseconds / 1_000_000_000
     }
 }

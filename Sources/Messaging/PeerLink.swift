@@ -108,7 +108,7 @@ public final class PeerLink: @unchecked Sendable {
     /// hostile) is cut off after `grace`.
     private func finishWithin(_ grace: Duration) {
         connection.finish()
-        queue.asyncAfter(deadline: .now() + .milliseconds(Int(grace.components.seconds * 1000))) { [connection] in
+        queue.asyncAfter(deadline: .now() + .nanoseconds(Int(grace.nanoseconds))) { [connection] in
             connection.close()
         }
     }
@@ -146,7 +146,7 @@ public final class PeerLink: @unchecked Sendable {
         timer?.cancel()
         let timer = DispatchSource.makeTimerSource(queue: queue)
         let delay = max(.zero, liveness.nextDeadline - .now)
-        timer.schedule(deadline: .now() + .nanoseconds(Int(delay.components.seconds * 1_000_000_000 + delay.components.attoseconds / 1_000_000_000)))
+        timer.schedule(deadline: .now() + .nanoseconds(Int(delay.nanoseconds)))
         timer.setEventHandler { [self] in
             switch liveness.tick(at: .now) {
             case .ping(let token): send(.ping(token: token))

@@ -98,7 +98,7 @@ public final class RoomClient: @unchecked Sendable {
             queue.async { [self] in
                 joinWaiter = continuation
                 start(socket, winner)
-                queue.asyncAfter(deadline: .now() + .milliseconds(Int(joinTimeout.components.seconds * 1000 + joinTimeout.components.attoseconds / 1_000_000_000_000_000))) { [self] in
+                queue.asyncAfter(deadline: .now() + .nanoseconds(Int(joinTimeout.nanoseconds))) { [self] in
                     failJoin(ProtocolError(.handshakeTimeout, "the server did not welcome us in time"))
                 }
             }

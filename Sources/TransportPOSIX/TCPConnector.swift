@@ -72,7 +72,7 @@ private final class ConnectionRace: @unchecked Sendable {
             self.continuation = continuation
             after(timeout) { [self] in
                 let tried = failures + inFlight.map { "\($0.endpoint) (no answer)" }
-                finish(TransportError("connect", message: "no address answered within \(timeout): " + tried.joined(separator: ", ")))
+                finish(TransportError("connect", message: "no address answered within \(timeout.secondsText): " + tried.joined(separator: ", ")))
             }
             startNextAttempt()
         }
@@ -134,7 +134,7 @@ private final class ConnectionRace: @unchecked Sendable {
 
     private func after(_ delay: Duration, _ body: @escaping @Sendable () -> Void) {
         let timer = DispatchSource.makeTimerSource(queue: queue)
-        timer.schedule(deadline: .now() + .nanoseconds(Int(delay.components.seconds * 1_000_000_000 + delay.components.attoseconds / 1_000_000_000)))
+        timer.schedule(deadline: .now() + .nanoseconds(Int(delay.nanoseconds)))
         timer.setEventHandler(handler: body)
         timer.resume()
         timers.append(timer)

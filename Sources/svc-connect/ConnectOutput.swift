@@ -42,8 +42,7 @@ final class ConnectOutput: Sendable {
         case .serverError(let text): Console.note("the server says: \(e(text))")
         case .disconnected(let reason): Console.note("connection lost (\(e(reason)))")
         case .reconnecting(let delay, let attempt):
-            let ms = Int(delay.components.seconds * 1000 + delay.components.attoseconds / 1_000_000_000_000_000)
-            Console.note("reconnecting in \(ms / 1000).\(ms % 1000 / 100) s (attempt \(attempt))")
+            Console.note("reconnecting in \(delay.secondsText) (attempt \(attempt))")
         case .reconnectFailed(let reason): Console.note("reconnecting failed: \(e(reason))")
         case .file(let fileEvent): FileOutput.print(fileEvent, peer: server.withLock { $0 }, output)
         case .fileSent(_, let result):

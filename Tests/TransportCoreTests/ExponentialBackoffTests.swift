@@ -16,3 +16,12 @@ final class ExponentialBackoffTests: XCTestCase {
         XCTAssertEqual(backoff.nextDelay(random: { 0.999 }).components.seconds, 5)
     }
 }
+
+final class DurationUnitsTests: XCTestCase {
+    func testNanosecondsAndText() {
+        XCTAssertEqual(Duration.milliseconds(1500).nanoseconds, 1_500_000_000)
+        XCTAssertEqual(Duration.milliseconds(250).secondsText, "250 ms")
+        XCTAssertEqual(Duration.seconds(2).secondsText, "2 s")
+        XCTAssertEqual(Duration.milliseconds(2500).secondsText, "2.5 s")
+    }
+}
