@@ -30,9 +30,10 @@ public final class FileTransfers: @unchecked Sendable {
         public var bytesTransferred: UInt64 { size - startOffset }
     }
 
-    /// Chunks are this large (the protocol allows up to 1 MiB).
-    static let chunkSize = 256 * 1024
-    /// More is read from disk only while less than this waits in the outbox.
+    /// Chunks fill a whole frame (1 MiB of payload, 4 bytes of it the transfer id).
+    static let chunkSize = Frame.maximumPayload - 4
+    /// More is read from disk only while less than this waits in the outbox; with a chunk on
+    /// top it stays under the connection's outbox limit (4 MiB by default).
     static let outboxTarget = 2 << 20
 
     private let link: PeerLink
