@@ -76,6 +76,8 @@ public final class RoomClient: @unchecked Sendable {
     private var result: Outcome?
     private var outcome: CheckedContinuation<Outcome, Never>?
     private var joinWaiter: CheckedContinuation<Void, any Error>?
+    /// Counts join attempts, so a timeout only ends the attempt that set it.
+    private var joinAttempt = 0
 
     public init(options: Options, onEvent: @escaping @Sendable (Event) -> Void) {
         self.options = options
@@ -97,9 +99,11 @@ public final class RoomClient: @unchecked Sendable {
         try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
             queue.async { [self] in
                 joinWaiter = continuation
+                joinAttempt += 1
+                let attempt = joinAttempt
                 start(socket, winner)
                 queue.asyncAfter(deadline: .now() + .nanoseconds(Int(joinTimeout.nanoseconds))) { [self] in
-                    failJoin(ProtocolError(.handshakeTimeout, "the server did not welcome us in time"))
+                    if attempt == joinAttempt { failJoin(ProtocolError(.handshakeTimeout, "the server did not welcome us in time")) }
                 }
             }
         }
@@ -233,11 +237,13 @@ public final class RoomClient: @unchecked Sendable {
 
     private func ended(_ ended: PeerLink, _ reason: PeerLink.EndReason) {
         guard ended === link else { return }
+        let wasJoined = joined
         link = nil
         joined = false
         files?.linkEnded(reason)
         files = nil
         if joinWaiter != nil { return failJoin(ProtocolError(.handshakeTimeout, "the connection ended before the server welcomed us: \(reason)")) }
+        guard wasJoined else { return } // a failed join is connect()'s to report (or to retry)
         if finishing && pendingLines.isEmpty && pendingFiles.isEmpty && filesInFlight == 0 {
             return end(.finished)
         }

@@ -79,6 +79,29 @@ final class RoomTests: XCTestCase {
         XCTAssertEqual(second.waitForExit(), 0)
     }
 
+    func testAReconnectRefusedAsFullKeepsTryingInOneLoop() throws {
+        let name = TestLAN.uniqueName("crowded")
+        let (first, _) = try publish(name, ["--max-clients", "1"])
+        let patient = try join(name, as: "patient")
+        first.signal(SIGKILL)
+        XCTAssertNotNil(waitForStderr(patient) { $0.contains("connection lost") }, patient.transcript)
+        let (second, _) = try publish(name, ["--max-clients", "1"])
+        let squatter = try join(name, as: "squatter")
+        XCTAssertNotNil(waitForStderr(patient, timeout: 15) { $0.contains("server-full") }, "refused while the room is full: " + patient.transcript)
+        squatter.closeStdin()
+        XCTAssertEqual(squatter.waitForExit(), 0, squatter.transcript)
+        patient.send("finally in")
+        XCTAssertNotNil(second.waitForEvent(timeout: 30) { $0["event"] as? String == "text" && $0["text"] as? String == "finally in" },
+                        second.transcript + patient.transcript)
+        let attempts = patient.stderr.filter { $0.contains("reconnecting in") }
+        XCTAssertEqual(attempts.count, Set(attempts.map { $0.components(separatedBy: "(attempt ").last ?? "" }).count,
+                       "each attempt number once: a single reconnect loop\n" + patient.transcript)
+        patient.closeStdin()
+        XCTAssertEqual(patient.waitForExit(), 0, patient.transcript)
+        second.signal(SIGTERM)
+        XCTAssertEqual(second.waitForExit(), 0)
+    }
+
     func testLinesAreReportedNotSentWhenTheClientGivesUp() throws {
         let name = TestLAN.uniqueName("gone")
         let (publisher, _) = try publish(name)
