@@ -36,7 +36,7 @@ struct SvcConnect {
         } catch let error as DNSSDError where error.code == .noSuchName {
             throw ToolFailure(.noHost, error.message + (await namesSeen(options)))
         } catch let error as TransportError {
-            throw ToolFailure(.unavailable, "cannot connect to '\(TerminalSafe.escape(options.name))': \(error)")
+            throw ToolFailure(.unavailable, "'\(TerminalSafe.escape(options.name))' is not reachable; the host may have left the network (\(error))")
         } catch let error as ProtocolError {
             throw ToolFailure(.unavailable, "'\(TerminalSafe.escape(options.name))' refused us: \(error)")
         }

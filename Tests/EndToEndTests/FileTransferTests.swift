@@ -65,6 +65,35 @@ final class FileTransferTests: XCTestCase {
         XCTAssertEqual(publisher.waitForExit(), 0)
     }
 
+    func testThePublisherKilledMidTransferAndRestartedGetsOneVerifiedCopy() throws {
+        let (path, digest) = try randomFile(megabytes: 200)
+        let inbox = directory + "/inbox"
+        let partial = inbox + "/.partial/" + digest
+        let name = TestLAN.uniqueName("phoenix-files")
+        let shape = try TestLAN.command(on: "b", ["tc", "qdisc", "add", "dev", "veth0", "root", "tbf", "rate", "200mbit", "burst", "256kb", "latency", "100ms"])
+        XCTAssertEqual(shape.waitForExit(), 0, shape.transcript)
+        defer { _ = try? TestLAN.command(on: "b", ["tc", "qdisc", "del", "dev", "veth0", "root"]).waitForExit() }
+
+        let first = try publish(name, inbox: inbox)
+        let sender = try TestLAN.run("svc-connect", on: "b", [name, "--send", path, "--json"])
+        let deadline = Date().addingTimeInterval(60)
+        while (((try? FileManager.default.attributesOfItem(atPath: partial))?[.size] as? Int) ?? 0) < 60 << 20 && Date() < deadline {
+            usleep(20_000)
+        }
+        first.signal(SIGKILL)
+        _ = first.waitForExit()
+        let second = try publish(name, inbox: inbox)
+        XCTAssertEqual(sender.waitForExit(timeout: 120), 0, sender.transcript + second.transcript)
+        let sent = try XCTUnwrap(sender.jsonEvents.first { $0["event"] as? String == "file-sent" }, sender.transcript)
+        XCTAssertEqual(sent["sha256"] as? String, digest)
+        XCTAssertLessThan(try XCTUnwrap(sent["bytes_transferred"] as? Int), 200 << 20, "resumed, not started over")
+        XCTAssertTrue(sender.stderr.contains { $0.contains("reconnecting in") }, sender.transcript)
+        XCTAssertEqual(inboxFiles(inbox), ["payload.bin"], "exactly one complete copy")
+        XCTAssertEqual(try sha256(of: inbox + "/payload.bin"), digest)
+        second.signal(SIGTERM)
+        XCTAssertEqual(second.waitForExit(), 0)
+    }
+
     func testABrokenTransferLeavesNoCompleteLookingFileAndResumes() throws {
         let (path, digest) = try randomFile(megabytes: 200)
         let inbox = directory + "/inbox"

@@ -102,6 +102,20 @@ final class RoomTests: XCTestCase {
         XCTAssertEqual(second.waitForExit(), 0)
     }
 
+    func testAHostThatVanishedFailsFastAndClearly() throws {
+        let name = TestLAN.uniqueName("vanished")
+        let (publisher, _) = try publish(name)
+        XCTAssertNotNil(try TestLAN.run("svc-browse", on: "b", ["--json"]).waitForEvent { $0["name"] as? String == name })
+        XCTAssertEqual(try TestLAN.control(["link", "down", "a"]), 0)
+        defer { _ = try? TestLAN.control(["link", "up", "a"]) }
+        let started = Date()
+        let client = try TestLAN.run("svc-connect", on: "b", [name, "--timeout", "2"])
+        XCTAssertEqual(client.waitForExit(timeout: 15), 69, client.transcript)
+        XCTAssertLessThan(Date().timeIntervalSince(started), 10, "bounded by --timeout, not a TCP timeout")
+        XCTAssertTrue(client.stderr.contains { $0.contains("'\(name)' is not reachable") }, client.transcript)
+        publisher.signal(SIGKILL)
+    }
+
     func testLinesAreReportedNotSentWhenTheClientGivesUp() throws {
         let name = TestLAN.uniqueName("gone")
         let (publisher, _) = try publish(name)
