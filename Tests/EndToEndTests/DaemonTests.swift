@@ -56,6 +56,28 @@ final class DaemonTests: XCTestCase {
         XCTAssertEqual(publisher.waitForExit(), 0)
     }
 
+    func testPublishersAndBrowsersSurviveADBusRestart() throws {
+        let name = TestLAN.uniqueName("bus")
+        let publisher = try TestLAN.run("svc-publish", on: "a", ["--name", name, "--json"])
+        XCTAssertEqual(registered(publisher), name, publisher.transcript)
+        let browser = try TestLAN.run("svc-browse", on: "b", ["--json"])
+        XCTAssertNotNil(browser.waitForEvent { $0["event"] as? String == "added" && $0["name"] as? String == name }, browser.transcript)
+        for host in ["a", "b"] {
+            XCTAssertEqual(try TestLAN.control(["bus", "stop", host]), 0)
+            XCTAssertEqual(try TestLAN.control(["bus", "start", host]), 0)
+            XCTAssertEqual(try TestLAN.control(["daemon", "start", host]), 0)
+        }
+        XCTAssertNotNil(publisher.waitForEvent(timeout: 15) { $0["event"] as? String == "restored" }, publisher.transcript)
+        let later = TestLAN.uniqueName("after bus")
+        let second = try TestLAN.run("svc-publish", on: "a", ["--name", later, "--json"])
+        XCTAssertEqual(registered(second), later, second.transcript)
+        XCTAssertNotNil(browser.waitForEvent(timeout: 15) { $0["event"] as? String == "added" && $0["name"] as? String == later },
+                        "the browser recovered by itself: " + browser.transcript)
+        XCTAssertTrue(try listing(on: "b").contains(name), "the first service is visible again")
+        for process in [publisher, second, browser] { process.signal(SIGTERM) }
+        for process in [publisher, second, browser] { XCTAssertEqual(process.waitForExit(), 0, process.transcript) }
+    }
+
     func testBrowseRecoversWhenItsDaemonRestarts() throws {
         let browser = try TestLAN.run("svc-browse", on: "b", ["--json"])
         XCTAssertNotNil(browser.waitForEvent { $0["event"] as? String == "complete" }, browser.transcript)

@@ -102,6 +102,30 @@ final class RoomTests: XCTestCase {
         XCTAssertEqual(second.waitForExit(), 0)
     }
 
+    func testALinkDownFor20SecondsIsNoticedAndHealedWithLinesTypedMeanwhile() throws {
+        let name = TestLAN.uniqueName("outage")
+        let (publisher, _) = try publish(name, ["--heartbeat", "1"])
+        let client = try join(name, as: "steady", ["--heartbeat", "1", "--timeout", "2"])
+        XCTAssertEqual(try TestLAN.control(["link", "down", "a"]), 0)
+        var linkDown = true
+        defer { if linkDown { _ = try? TestLAN.control(["link", "up", "a"]) } }
+        XCTAssertNotNil(waitForStderr(client, timeout: 15) { $0.contains("connection lost") }, "noticed by heartbeat: " + client.transcript)
+        let typed = (1...3).map { "typed during the outage \($0)" }
+        typed.forEach(client.send)
+        Thread.sleep(forTimeInterval: 16)
+        XCTAssertEqual(try TestLAN.control(["link", "up", "a"]), 0)
+        linkDown = false
+        for line in typed {
+            XCTAssertNotNil(publisher.waitForEvent(timeout: 60) { $0["event"] as? String == "text" && $0["text"] as? String == line },
+                            line + "\n" + publisher.transcript + client.transcript)
+        }
+        XCTAssertEqual(publisher.jsonEvents.filter { typed.contains($0["text"] as? String ?? "") }.count, typed.count, "each exactly once")
+        client.closeStdin()
+        XCTAssertEqual(client.waitForExit(timeout: 10), 0, client.transcript)
+        publisher.signal(SIGTERM)
+        XCTAssertEqual(publisher.waitForExit(), 0)
+    }
+
     func testAHostThatVanishedFailsFastAndClearly() throws {
         let name = TestLAN.uniqueName("vanished")
         let (publisher, _) = try publish(name)

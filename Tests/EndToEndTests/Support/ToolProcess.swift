@@ -102,21 +102,42 @@ final class ToolProcess: @unchecked Sendable {
     }
 
     /// Waits for the process to exit; returns its status, or nil on timeout (the process is
-    /// then killed).
+    /// then killed). Never waits without a bound.
     func waitForExit(timeout: TimeInterval = 10) -> Int32? {
-        let deadline = Date().addingTimeInterval(timeout)
-        while process.isRunning && Date() < deadline { usleep(10_000) }
-        guard !process.isRunning else {
-            kill(process.processIdentifier, SIGKILL)
-            process.waitUntilExit()
-            return nil
+        if let status = waitForStatus(until: Date().addingTimeInterval(timeout)) { return drained(status) }
+        kill(process.processIdentifier, SIGKILL)
+        _ = waitForStatus(until: Date().addingTimeInterval(5))
+        return nil
+    }
+
+    /// The exit status once the process has exited: from Foundation, or, when Foundation has
+    /// not noticed the exit (seen here: a child left unreaped), from the zombie's
+    /// /proc/PID/stat, whose 52nd field is the status as waitpid(2) reports it.
+    private func waitForStatus(until deadline: Date) -> Int32? {
+        while Date() < deadline {
+            if !process.isRunning { return process.terminationStatus }
+            if let status = zombieStatus() { return status }
+            usleep(10_000)
         }
-        // Let the pipes drain so the last lines are collected.
+        return nil
+    }
+
+    private func zombieStatus() -> Int32? {
+        guard let stat = try? String(contentsOfFile: "/proc/\(process.processIdentifier)/stat", encoding: .utf8),
+              let close = stat.lastIndex(of: ")") else { return nil }
+        let fields = stat[stat.index(after: close)...].split(separator: " ")
+        // fields[0] is field 3 (the state); field 52 is fields[49].
+        guard fields.first == "Z", fields.count >= 50, let raw = Int32(fields[49].trimmingCharacters(in: .whitespacesAndNewlines)) else { return nil }
+        return raw & 0x7F == 0 ? (raw >> 8) & 0xFF : 128 + (raw & 0x7F)
+    }
+
+    /// Lets the pipes drain so the last lines are collected, then returns `status`.
+    private func drained(_ status: Int32) -> Int32 {
         lock.lock()
         let drainDeadline = Date().addingTimeInterval(2)
         while openStreams > 0 && lock.wait(until: drainDeadline) {}
         lock.unlock()
-        return process.terminationStatus
+        return status
     }
 
     /// Everything the process printed, for failure messages.
