@@ -94,6 +94,46 @@ final class FileTransferTests: XCTestCase {
         XCTAssertEqual(second.waitForExit(), 0)
     }
 
+    func testHostileFileOffersNeverWriteOutsideTheInbox() throws {
+        let inbox = directory + "/inbox"
+        let passwd = try sha256(of: "/etc/passwd")
+        let name = TestLAN.uniqueName("vault")
+        let publisher = try publish(name, inbox: inbox)
+        let port = try XCTUnwrap(publisher.jsonEvents.first { $0["event"] as? String == "registered" }?["port"] as? Int)
+        let member = try TestLAN.run("svc-connect", on: "b", [name, "--as", "bystander", "--json"])
+        XCTAssertNotNil(member.waitForEvent { $0["event"] as? String == "joined" }, member.transcript)
+        func results(_ mode: String) throws -> [[String: Any]] {
+            let peer = try TestLAN.command(on: "b", ["/usr/bin/python3", TestLAN.script("hostile-peer"), TestLAN.addresses(of: "a").ipv4, String(port), mode])
+            _ = peer.waitForExit(timeout: 40)
+            return peer.jsonEvents.filter { $0["type"] as? Int == 0x24 }
+        }
+
+        let stored = try results("file-names")
+        XCTAssertEqual(stored.map { $0["status"] as? Int }, Array(repeating: 0, count: 8), "\(stored)")
+        let expected = ["passwd", "passwd (2)", "b", "file", "file (2)", "new_line", "nul_byte", String(repeating: "n", count: 255)]
+        XCTAssertEqual(stored.map { $0["message"] as? String ?? "" }, expected)
+        XCTAssertEqual(inboxFiles(inbox), expected.sorted())
+
+        let huge = try results("file-huge")
+        XCTAssertEqual(huge.first?["status"] as? Int, 2)
+        XCTAssertTrue((huge.first?["message"] as? String ?? "").contains("not enough space"), "\(huge)")
+        let forged = try results("file-bad-sum")
+        XCTAssertEqual(forged.first?["status"] as? Int, 1, "checksum mismatch")
+        let extra = try results("file-extra")
+        XCTAssertEqual(extra.first?["status"] as? Int, 2)
+        XCTAssertTrue((extra.first?["message"] as? String ?? "").contains("more data than"), "\(extra)")
+
+        XCTAssertEqual(inboxFiles(inbox), expected.sorted(), "nothing forged or oversized was stored")
+        XCTAssertEqual(try FileManager.default.contentsOfDirectory(atPath: directory), ["inbox"], "nothing outside the inbox")
+        XCTAssertEqual(try sha256(of: "/etc/passwd"), passwd)
+        publisher.send("still serving")
+        XCTAssertNotNil(member.waitForEvent { $0["text"] as? String == "still serving" }, member.transcript)
+        member.closeStdin()
+        XCTAssertEqual(member.waitForExit(), 0, member.transcript)
+        publisher.signal(SIGTERM)
+        XCTAssertEqual(publisher.waitForExit(), 0)
+    }
+
     func testABrokenTransferLeavesNoCompleteLookingFileAndResumes() throws {
         let (path, digest) = try randomFile(megabytes: 200)
         let inbox = directory + "/inbox"
