@@ -59,6 +59,60 @@ final class RoomServerLoopbackTests: XCTestCase {
         clientQueue.sync { links.withLock { $0.forEach { $0.connection.close() } } }
     }
 
+    func testUnderLoadEveryMessageArrivesOnceInItsSendersOrder() async throws {
+        let members = 200
+        let messagesEach = 100
+        let serverQueue = DispatchQueue(label: "test.load.server")
+        var options = RoomServer.Options(name: "load")
+        options.maximumMembers = members
+        let server = RoomServer(options: options, queue: serverQueue) { _ in }
+        let listener = try TCPListener(port: 0)
+        defer { listener.cancel() }
+        listener.start(queue: serverQueue) { socket, peer in server.accept(socket, peer: peer) }
+
+        let clientQueue = DispatchQueue(label: "test.load.clients")
+        // received[receiver][sender] = the sequence numbers in arrival order
+        let received = Mutex([[String: [Int]]](repeating: [:], count: members))
+        let welcomed = Mutex(0)
+        let links = Mutex<[PeerLink]>([])
+        let endpoint = SocketEndpoint(address: IPAddress(bytes: [127, 0, 0, 1])!, port: listener.port)
+        for index in 0..<members {
+            let (socket, winner) = try await TCPConnector.connect(to: [endpoint])
+            clientQueue.async {
+                let link = PeerLink(Connection(socket: socket, peer: winner, queue: clientQueue), handshakeTimeout: nil, heartbeatInterval: .seconds(60))
+                link.start(onMessage: { message in
+                    switch message {
+                    case .welcome: welcomed.withLock { $0 += 1 }
+                    case .text(let from, _, let text):
+                        received.withLock { $0[index][from, default: []].append(Int(text) ?? -1) }
+                    default: break
+                    }
+                }, onEnd: { _ in })
+                link.send(.hello(.init(name: "m\(index)")))
+                links.withLock { $0.append(link) }
+            }
+        }
+        try await waitUntil { welcomed.withLock { $0 } == members }
+        clientQueue.async {
+            for round in 0..<messagesEach {
+                for link in links.withLock({ $0 }) { link.send(.text(from: "", to: "", text: String(round))) }
+            }
+        }
+        let expected = (members - 1) * messagesEach
+        try await waitUntil { received.withLock { $0.allSatisfy { $0.values.reduce(0) { $0 + $1.count } == expected } } }
+        let inOrder = Array(0..<messagesEach)
+        received.withLock { all in
+            for (index, bySender) in all.enumerated() {
+                XCTAssertNil(bySender["m\(index)"], "m\(index) got its own messages back")
+                XCTAssertEqual(bySender.count, members - 1)
+                for (sender, sequence) in bySender where sequence != inOrder {
+                    XCTFail("m\(index) got \(sender)'s messages as \(sequence.prefix(10))..., not once each in order")
+                }
+            }
+        }
+        clientQueue.sync { links.withLock { $0.forEach { $0.connection.close() } } }
+    }
+
     struct TimedOut: Error {}
 
     /// Polls `condition`; fails the test (and throws) when it is still false after `timeout`.
