@@ -35,6 +35,30 @@ final class FileTransferTests: XCTestCase {
         ((try? FileManager.default.contentsOfDirectory(atPath: inbox)) ?? []).filter { !$0.hasPrefix(".") }.sorted()
     }
 
+    /// Limits host b's outgoing rate to 200 Mbit/s, so 200 MB take about 8 s: long enough to
+    /// break a transfer halfway. Call the returned closure to lift the limit.
+    func shapeHostB() throws -> () -> Void {
+        let shape = try TestLAN.command(on: "b", ["tc", "qdisc", "add", "dev", "veth0", "root", "tbf", "rate", "200mbit", "burst", "256kb", "latency", "100ms"])
+        XCTAssertEqual(shape.waitForExit(), 0, shape.transcript)
+        var lifted = false
+        return {
+            guard !lifted else { return }
+            lifted = true
+            _ = try? TestLAN.command(on: "b", ["tc", "qdisc", "del", "dev", "veth0", "root"]).waitForExit()
+        }
+    }
+
+    /// The size of `path` once it reaches `bytes`, or what it has after 60 s.
+    func waitForSize(of path: String, atLeast bytes: Int) -> Int {
+        let deadline = Date().addingTimeInterval(60)
+        var size = 0
+        while size < bytes && Date() < deadline {
+            size = ((try? FileManager.default.attributesOfItem(atPath: path))?[.size] as? Int) ?? 0
+            usleep(20_000)
+        }
+        return size
+    }
+
     func publish(_ name: String, inbox: String) throws -> ToolProcess {
         let publisher = try TestLAN.run("svc-publish", on: "a", ["--name", name, "--inbox", inbox, "--json"])
         XCTAssertNotNil(publisher.waitForEvent { $0["event"] as? String == "registered" }, publisher.transcript)
@@ -70,16 +94,12 @@ final class FileTransferTests: XCTestCase {
         let inbox = directory + "/inbox"
         let partial = inbox + "/.partial/" + digest
         let name = TestLAN.uniqueName("phoenix-files")
-        let shape = try TestLAN.command(on: "b", ["tc", "qdisc", "add", "dev", "veth0", "root", "tbf", "rate", "200mbit", "burst", "256kb", "latency", "100ms"])
-        XCTAssertEqual(shape.waitForExit(), 0, shape.transcript)
-        defer { _ = try? TestLAN.command(on: "b", ["tc", "qdisc", "del", "dev", "veth0", "root"]).waitForExit() }
+        let liftShaping = try shapeHostB()
+        defer { liftShaping() }
 
         let first = try publish(name, inbox: inbox)
         let sender = try TestLAN.run("svc-connect", on: "b", [name, "--send", path, "--json"])
-        let deadline = Date().addingTimeInterval(60)
-        while (((try? FileManager.default.attributesOfItem(atPath: partial))?[.size] as? Int) ?? 0) < 60 << 20 && Date() < deadline {
-            usleep(20_000)
-        }
+        XCTAssertGreaterThanOrEqual(waitForSize(of: partial, atLeast: 60 << 20), 60 << 20, sender.transcript)
         first.signal(SIGKILL)
         _ = first.waitForExit()
         let second = try publish(name, inbox: inbox)
@@ -139,21 +159,12 @@ final class FileTransferTests: XCTestCase {
         let inbox = directory + "/inbox"
         let partial = inbox + "/.partial/" + digest
         let name = TestLAN.uniqueName("resume")
-        // 200 Mbit/s out of host b: the 200 MB take about 8 s, long enough to break halfway.
-        let shape = try TestLAN.command(on: "b", ["tc", "qdisc", "add", "dev", "veth0", "root", "tbf", "rate", "200mbit", "burst", "256kb", "latency", "100ms"])
-        XCTAssertEqual(shape.waitForExit(), 0, shape.transcript)
-        var shaped = true
-        defer { if shaped { _ = try? TestLAN.command(on: "b", ["tc", "qdisc", "del", "dev", "veth0", "root"]).waitForExit() } }
+        let liftShaping = try shapeHostB()
+        defer { liftShaping() }
 
         let first = try publish(name, inbox: inbox)
         let sender = try TestLAN.run("svc-connect", on: "b", [name, "--send", path, "--no-reconnect", "--json"])
-        let deadline = Date().addingTimeInterval(60)
-        var size = 0
-        while size < 90 << 20 && Date() < deadline {
-            size = ((try? FileManager.default.attributesOfItem(atPath: partial))?[.size] as? Int) ?? 0
-            usleep(20_000)
-        }
-        XCTAssertGreaterThanOrEqual(size, 90 << 20, "the transfer never got halfway\n" + sender.transcript)
+        XCTAssertGreaterThanOrEqual(waitForSize(of: partial, atLeast: 90 << 20), 90 << 20, "the transfer never got halfway\n" + sender.transcript)
         first.signal(SIGKILL)
         _ = first.waitForExit()
 
@@ -165,8 +176,7 @@ final class FileTransferTests: XCTestCase {
         XCTAssertGreaterThan(kept, 0, "the partial data is kept for resuming")
         XCTAssertLessThan(kept, 200 << 20)
 
-        _ = try TestLAN.command(on: "b", ["tc", "qdisc", "del", "dev", "veth0", "root"]).waitForExit()
-        shaped = false
+        liftShaping()
         let second = try publish(name, inbox: inbox)
         let resumed = try TestLAN.run("svc-connect", on: "b", [name, "--send", path, "--json"])
         XCTAssertEqual(resumed.waitForExit(timeout: 120), 0, resumed.transcript)

@@ -8,38 +8,49 @@ import XCTest
 
 /// RoomServer on loopback, with many PeerLink clients in this process.
 final class RoomServerLoopbackTests: XCTestCase {
+    /// A room server listening on a loopback port.
+    func startRoom(maximumMembers: Int, queue: DispatchQueue, onEvent: @escaping (RoomServer.Event) -> Void = { _ in }) throws -> (RoomServer, TCPListener) {
+        var options = RoomServer.Options(name: "loop")
+        options.maximumMembers = maximumMembers
+        let server = RoomServer(options: options, queue: queue, onEvent: onEvent)
+        let listener = try TCPListener(port: 0)
+        listener.start(queue: queue) { socket, peer in server.accept(socket, peer: peer) }
+        return (server, listener)
+    }
+
+    /// Connects a member that says HELLO as `name`; its messages go to `onMessage` on `queue`.
+    func connectMember(_ name: String, to listener: TCPListener, queue: DispatchQueue,
+                       onMessage: @escaping (Message) -> Void) async throws -> PeerLink {
+        let endpoint = SocketEndpoint(address: IPAddress(bytes: [127, 0, 0, 1])!, port: listener.port)
+        let (socket, winner) = try await TCPConnector.connect(to: [endpoint])
+        let link = PeerLink(Connection(socket: socket, peer: winner, queue: queue), handshakeTimeout: nil, heartbeatInterval: .seconds(60))
+        queue.sync {
+            link.start(onMessage: onMessage, onEnd: { _ in })
+            link.send(.hello(.init(name: name)))
+        }
+        return link
+    }
+
     func testAThousandMembersJoinAndEveryOneGetsABroadcast() async throws {
         let members = 1000
         let serverQueue = DispatchQueue(label: "test.server")
         let joined = Mutex(0)
-        var options = RoomServer.Options(name: "loop")
-        options.maximumMembers = members
-        let server = RoomServer(options: options, queue: serverQueue) { event in
+        let (server, listener) = try startRoom(maximumMembers: members, queue: serverQueue) { event in
             if case .joined = event { joined.withLock { $0 += 1 } }
         }
-        let listener = try TCPListener(port: 0)
         defer { listener.cancel() }
-        listener.start(queue: serverQueue) { socket, peer in server.accept(socket, peer: peer) }
-
         let clientQueue = DispatchQueue(label: "test.clients")
         let welcomed = Mutex(0)
         let received = Mutex(0)
-        let links = Mutex<[PeerLink]>([])
-        let endpoint = SocketEndpoint(address: IPAddress(bytes: [127, 0, 0, 1])!, port: listener.port)
+        var links: [PeerLink] = []
         for index in 0..<members {
-            let (socket, winner) = try await TCPConnector.connect(to: [endpoint])
-            clientQueue.async {
-                let link = PeerLink(Connection(socket: socket, peer: winner, queue: clientQueue), handshakeTimeout: nil, heartbeatInterval: .seconds(60))
-                link.start(onMessage: { message in
-                    switch message {
-                    case .welcome: welcomed.withLock { $0 += 1 }
-                    case .text(_, _, "to all"): received.withLock { $0 += 1 }
-                    default: break
-                    }
-                }, onEnd: { _ in })
-                link.send(.hello(.init(name: "member\(index)")))
-                links.withLock { $0.append(link) }
-            }
+            links.append(try await connectMember("member\(index)", to: listener, queue: clientQueue) { message in
+                switch message {
+                case .welcome: welcomed.withLock { $0 += 1 }
+                case .text(_, _, "to all"): received.withLock { $0 += 1 }
+                default: break
+                }
+            })
         }
         try await waitUntil { welcomed.withLock { $0 } == members }
         XCTAssertEqual(joined.withLock { $0 }, members)
@@ -47,55 +58,39 @@ final class RoomServerLoopbackTests: XCTestCase {
         try await waitUntil { received.withLock { $0 } == members }
 
         // One more is refused clearly: the room is full.
-        let (socket, winner) = try await TCPConnector.connect(to: [endpoint])
         let refusal = Mutex<UInt16?>(nil)
-        clientQueue.async {
-            let link = PeerLink(Connection(socket: socket, peer: winner, queue: clientQueue), handshakeTimeout: nil, heartbeatInterval: .seconds(60))
-            link.start(onMessage: { if case .error(let code, _) = $0 { refusal.withLock { $0 = code } } }, onEnd: { _ in })
-            link.send(.hello(.init(name: "latecomer")))
+        let latecomer = try await connectMember("latecomer", to: listener, queue: clientQueue) { message in
+            if case .error(let code, _) = message { refusal.withLock { $0 = code } }
         }
         try await waitUntil { refusal.withLock { $0 } != nil }
         XCTAssertEqual(refusal.withLock { $0 }, ProtocolError.Code.serverFull.rawValue)
-        clientQueue.sync { links.withLock { $0.forEach { $0.connection.close() } } }
+        clientQueue.sync { (links + [latecomer]).forEach { $0.connection.close() } }
     }
 
     func testUnderLoadEveryMessageArrivesOnceInItsSendersOrder() async throws {
         let members = 200
         let messagesEach = 100
-        let serverQueue = DispatchQueue(label: "test.load.server")
-        var options = RoomServer.Options(name: "load")
-        options.maximumMembers = members
-        let server = RoomServer(options: options, queue: serverQueue) { _ in }
-        let listener = try TCPListener(port: 0)
+        let (_, listener) = try startRoom(maximumMembers: members, queue: DispatchQueue(label: "test.load.server"))
         defer { listener.cancel() }
-        listener.start(queue: serverQueue) { socket, peer in server.accept(socket, peer: peer) }
-
         let clientQueue = DispatchQueue(label: "test.load.clients")
         // received[receiver][sender] = the sequence numbers in arrival order
         let received = Mutex([[String: [Int]]](repeating: [:], count: members))
         let welcomed = Mutex(0)
-        let links = Mutex<[PeerLink]>([])
-        let endpoint = SocketEndpoint(address: IPAddress(bytes: [127, 0, 0, 1])!, port: listener.port)
+        var links: [PeerLink] = []
         for index in 0..<members {
-            let (socket, winner) = try await TCPConnector.connect(to: [endpoint])
-            clientQueue.async {
-                let link = PeerLink(Connection(socket: socket, peer: winner, queue: clientQueue), handshakeTimeout: nil, heartbeatInterval: .seconds(60))
-                link.start(onMessage: { message in
-                    switch message {
-                    case .welcome: welcomed.withLock { $0 += 1 }
-                    case .text(let from, _, let text):
-                        received.withLock { $0[index][from, default: []].append(Int(text) ?? -1) }
-                    default: break
-                    }
-                }, onEnd: { _ in })
-                link.send(.hello(.init(name: "m\(index)")))
-                links.withLock { $0.append(link) }
-            }
+            links.append(try await connectMember("m\(index)", to: listener, queue: clientQueue) { message in
+                switch message {
+                case .welcome: welcomed.withLock { $0 += 1 }
+                case .text(let from, _, let text): received.withLock { $0[index][from, default: []].append(Int(text) ?? -1) }
+                default: break
+                }
+            })
         }
         try await waitUntil { welcomed.withLock { $0 } == members }
+        let senders = links
         clientQueue.async {
             for round in 0..<messagesEach {
-                for link in links.withLock({ $0 }) { link.send(.text(from: "", to: "", text: String(round))) }
+                for link in senders { link.send(.text(from: "", to: "", text: String(round))) }
             }
         }
         let expected = (members - 1) * messagesEach
@@ -110,7 +105,7 @@ final class RoomServerLoopbackTests: XCTestCase {
                 }
             }
         }
-        clientQueue.sync { links.withLock { $0.forEach { $0.connection.close() } } }
+        clientQueue.sync { links.forEach { $0.connection.close() } }
     }
 
     struct TimedOut: Error {}
