@@ -43,11 +43,13 @@ let package = Package(
         .target(name: "Messaging", dependencies: ["CCrypto", "MessagingCore", "TransportCore", "TransportPOSIX", "DNSSD", "DiscoveryCore"]),
 
         // Option parsing, help, exit codes, terminal-safe output, signals.
-        .target(name: "CommandLineSupport", dependencies: ["DNSSD", "TransportCore", "Messaging"]),
+        .target(name: "CommandLineSupport", dependencies: ["DNSSD", "TransportCore"]),
+        // How svc-publish and svc-connect print file transfers (keeps libcrypto out of svc-browse).
+        .target(name: "MessagingCommandLine", dependencies: ["CommandLineSupport", "Messaging"]),
 
         .executableTarget(
             name: "svc-publish",
-            dependencies: ["DNSSD", "DiscoveryCore", "TransportPOSIX", "TransportCore", "Messaging", "MessagingCore", "CommandLineSupport"]
+            dependencies: ["DNSSD", "DiscoveryCore", "TransportPOSIX", "TransportCore", "Messaging", "MessagingCore", "CommandLineSupport", "MessagingCommandLine"]
         ),
         .executableTarget(
             name: "svc-browse",
@@ -55,7 +57,7 @@ let package = Package(
         ),
         .executableTarget(
             name: "svc-connect",
-            dependencies: ["DNSSD", "DiscoveryCore", "TransportPOSIX", "TransportCore", "Messaging", "MessagingCore", "CommandLineSupport"]
+            dependencies: ["DNSSD", "DiscoveryCore", "TransportPOSIX", "TransportCore", "Messaging", "MessagingCore", "CommandLineSupport", "MessagingCommandLine"]
         ),
 
         .testTarget(name: "DiscoveryCoreTests", dependencies: ["DiscoveryCore"]),

@@ -1,5 +1,6 @@
 import CommandLineSupport
 import Messaging
+import MessagingCommandLine
 import Synchronization
 import TransportCore
 

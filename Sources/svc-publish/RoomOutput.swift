@@ -1,5 +1,6 @@
 import CommandLineSupport
 import Messaging
+import MessagingCommandLine
 
 /// How svc-publish prints what happens in its room.
 enum RoomOutput {
