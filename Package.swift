@@ -53,7 +53,7 @@ let package = Package(
         ),
         .executableTarget(
             name: "svc-browse",
-            dependencies: ["DNSSD", "DiscoveryCore", "TransportCore", "CommandLineSupport"]
+            dependencies: ["DNSSD", "DiscoveryCore", "TransportCore", "TransportPOSIX", "CommandLineSupport"]
         ),
         .executableTarget(
             name: "svc-connect",

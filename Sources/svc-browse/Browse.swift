@@ -2,6 +2,7 @@ import CommandLineSupport
 import DNSSD
 import DiscoveryCore
 import TransportCore
+import TransportPOSIX
 
 @main
 struct SvcBrowse {
@@ -45,6 +46,7 @@ struct SvcBrowse {
         switch event {
         case .added(let instance, let interfaces):
             var resolution: Result<(ResolvedService, [SocketEndpoint]), any Error>?
+            var answering: Result<Void, any Error>?
             if options.resolve {
                 resolution = await Result {
                     let resolved = try await instance.resolve(interfaceIndex: interfaces.first?.index ?? 0, timeout: .seconds(3))
@@ -54,7 +56,15 @@ struct SvcBrowse {
                     Console.note("could not resolve '\(TerminalSafe.escape(instance.name))': \(error)")
                 }
             }
-            return BrowseOutput.format("added", instance, interfaces, resolution.flatMap { try? $0.get() }, time: time, json: options.json)
+            if options.verify, case .success(let (_, endpoints)) = resolution {
+                // A host that left without a goodbye stays in caches; only a connection tells.
+                answering = await Result {
+                    let (socket, _) = try await TCPConnector.connect(to: endpoints, timeout: .seconds(2))
+                    socket.close()
+                }
+            }
+            return BrowseOutput.format("added", instance, interfaces, resolution.flatMap { try? $0.get() }, answering: answering,
+                                       time: time, json: options.json)
         case .removed(let instance):
             return BrowseOutput.format("removed", instance, nil, nil, time: time, json: options.json)
         case .interfacesChanged(let instance, let interfaces):

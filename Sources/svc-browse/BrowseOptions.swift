@@ -6,6 +6,7 @@ struct BrowseOptions: Sendable {
     var type: ServiceType = .p2pipp
     var domain: ServiceDomain = .local
     var resolve = false
+    var verify = false
     var once = false
     var timeout: Duration?
     var json = false
@@ -18,6 +19,7 @@ struct BrowseOptions: Sendable {
             .serviceType,
             .domain,
             .init("resolve", help: "Also show each service's host, port, addresses and TXT record."),
+            .init("verify", help: "Also check that each service accepts a connection (implies --resolve)."),
             .init("once", help: "Print what is there now and exit (like avahi-browse -t)."),
             .init("timeout", value: "seconds", help: "Stop browsing after this many seconds."),
             .json,
@@ -27,8 +29,9 @@ struct BrowseOptions: Sendable {
               One line per event: 'added', 'removed' or 'interfaces' (the set of interfaces
               changed), then the quoted instance name, type, domain and interfaces. With --json,
               events are objects with "event", "time", "name", "type", "domain", "interfaces",
-              and with --resolve "host", "port", "addresses", "txt" and "txt_raw" (hex); after
-              the first batch a {"event":"complete"} line says the list is complete for now.
+              and with --resolve "host", "port", "addresses", "txt" and "txt_raw" (hex); with
+              --verify "answering" (true or false) and, when false, "verify_error". After the
+              first batch a {"event":"complete"} line says the list is complete for now.
 
             EXIT STATUS:
               0 done, 64 bad arguments, 69 avahi-daemon or D-Bus unreachable.
@@ -41,7 +44,8 @@ struct BrowseOptions: Sendable {
     init(_ parsed: ParsedCommandLine) throws(UsageError) {
         type = try parsed.serviceType()
         domain = try parsed.domain()
-        resolve = parsed.flag("resolve")
+        verify = parsed.flag("verify")
+        resolve = parsed.flag("resolve") || verify
         once = parsed.flag("once")
         json = parsed.flag("json")
         if let text = parsed.value("timeout") { timeout = try parseSeconds(text, option: "timeout") }

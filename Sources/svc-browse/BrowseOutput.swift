@@ -6,13 +6,15 @@ import TransportCore
 /// How svc-browse prints one event, as a text line or a JSON object.
 enum BrowseOutput {
     static func format(_ event: String, _ instance: ServiceInstance, _ interfaces: [NetworkInterface]?,
-                       _ resolution: (ResolvedService, [SocketEndpoint])?, time: String, json: Bool) -> String {
-        json ? jsonLine(event, instance, interfaces, resolution, time: time) : textLine(event, instance, interfaces, resolution)
+                       _ resolution: (ResolvedService, [SocketEndpoint])?, answering: Result<Void, any Error>? = nil,
+                       time: String, json: Bool) -> String {
+        json ? jsonLine(event, instance, interfaces, resolution, answering, time: time)
+            : textLine(event, instance, interfaces, resolution, answering)
     }
 
-    /// `added "name" _p2pipp._tcp local. on veth0 at host.local.:port [addresses] txt: "k=v"`
+    /// `added "name" _p2pipp._tcp local. on veth0 at host.local.:port [addresses] txt: "k=v" [answering]`
     static func textLine(_ event: String, _ instance: ServiceInstance, _ interfaces: [NetworkInterface]?,
-                         _ resolution: (ResolvedService, [SocketEndpoint])?) -> String {
+                         _ resolution: (ResolvedService, [SocketEndpoint])?, _ answering: Result<Void, any Error>?) -> String {
         var line = "\(event) \"\(TerminalSafe.escape(instance.name))\" \(instance.type.baseType) \(instance.domain)"
         if let interfaces { line += " on " + interfaces.map(\.name).joined(separator: ",") }
         if let (resolved, endpoints) = resolution {
@@ -21,11 +23,16 @@ enum BrowseOutput {
             let items = txtItems(resolved.txtBytes)
             if !items.isEmpty { line += " txt: " + items.map { "\"\(TerminalSafe.escape(bytes: $0))\"" }.joined(separator: " ") }
         }
+        switch answering {
+        case .success?: line += " [answering]"
+        case .failure(let error)?: line += " [not answering: \(TerminalSafe.escape("\(error)"))]"
+        case nil: break
+        }
         return line
     }
 
     static func jsonLine(_ event: String, _ instance: ServiceInstance, _ interfaces: [NetworkInterface]?,
-                         _ resolution: (ResolvedService, [SocketEndpoint])?, time: String) -> String {
+                         _ resolution: (ResolvedService, [SocketEndpoint])?, _ answering: Result<Void, any Error>?, time: String) -> String {
         var members: [(String, JSONValue)] = [
             ("event", .string(event)), ("time", .string(time)),
             ("name", .string(instance.name)), ("type", .string(instance.type.baseType)),
@@ -39,6 +46,11 @@ enum BrowseOutput {
                 ("txt", resolved.txt.map(txtObject) ?? .null),
                 ("txt_raw", .string(resolved.txtBytes.map(hexByte).joined())),
             ]
+        }
+        switch answering {
+        case .success?: members.append(("answering", .bool(true)))
+        case .failure(let error)?: members += [("answering", .bool(false)), ("verify_error", .string("\(error)"))]
+        case nil: break
         }
         return JSONValue.object(members).serialized
     }

@@ -140,6 +140,33 @@ final class RoomTests: XCTestCase {
         publisher.signal(SIGKILL)
     }
 
+    func testVerifyTellsServicesThatAnswerFromOnesThatVanished() throws {
+        let gone = TestLAN.uniqueName("gone")
+        let (far, _) = try publish(gone)
+        let here = TestLAN.uniqueName("here")
+        let near = try TestLAN.run("svc-publish", on: "b", ["--name", here, "--json"])
+        XCTAssertNotNil(near.waitForEvent { $0["event"] as? String == "registered" }, near.transcript)
+        let healthy = try TestLAN.run("svc-browse", on: "b", ["--once", "--verify", "--json"])
+        XCTAssertEqual(healthy.waitForExit(), 0, healthy.transcript)
+        XCTAssertEqual(healthy.jsonEvents.first { $0["name"] as? String == gone }?["answering"] as? Bool, true, healthy.transcript)
+
+        XCTAssertEqual(try TestLAN.control(["link", "down", "a"]), 0)
+        defer { _ = try? TestLAN.control(["link", "up", "a"]) }
+        let verified = try TestLAN.run("svc-browse", on: "b", ["--once", "--verify", "--json"])
+        XCTAssertEqual(verified.waitForExit(timeout: 20), 0, verified.transcript)
+        let stale = try XCTUnwrap(verified.jsonEvents.first { $0["name"] as? String == gone }, "still listed from the cache: " + verified.transcript)
+        XCTAssertEqual(stale["answering"] as? Bool, false)
+        XCTAssertNotNil(stale["verify_error"] as? String)
+        XCTAssertEqual(verified.jsonEvents.first { $0["name"] as? String == here }?["answering"] as? Bool, true, verified.transcript)
+        let text = try TestLAN.run("svc-browse", on: "b", ["--once", "--verify"])
+        XCTAssertEqual(text.waitForExit(timeout: 20), 0, text.transcript)
+        XCTAssertTrue(text.stdout.contains { $0.hasPrefix("added \"\(gone)\"") && $0.contains("[not answering: ") }, text.transcript)
+        XCTAssertTrue(text.stdout.contains { $0.hasPrefix("added \"\(here)\"") && $0.hasSuffix("[answering]") }, text.transcript)
+        far.signal(SIGKILL)
+        near.signal(SIGTERM)
+        XCTAssertEqual(near.waitForExit(), 0)
+    }
+
     func testLinesAreReportedNotSentWhenTheClientGivesUp() throws {
         let name = TestLAN.uniqueName("gone")
         let (publisher, _) = try publish(name)
