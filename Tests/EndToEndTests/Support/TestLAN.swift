@@ -12,8 +12,8 @@ enum TestLAN {
 
     static var binDirectory: String {
         if let dir = environment["SVC_BIN_DIR"] { return dir }
-        // The test bundle sits next to the tools in the build directory.
-        return Bundle.main.bundleURL.deletingLastPathComponent().path
+        // The test runner is an executable next to the tools in the build directory.
+        return URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath().deletingLastPathComponent().path
     }
 
     static func tool(_ name: String) -> String { binDirectory + "/" + name }
