@@ -16,6 +16,8 @@ public struct ExitCode: Sendable, Hashable, CustomStringConvertible {
     public static let unavailable = ExitCode(69)
     /// EX_SOFTWARE: an internal error.
     public static let software = ExitCode(70)
+    /// EX_CANTCREAT: the service could not be created under its name (taken, `--conflict fail`).
+    public static let cannotCreate = ExitCode(73)
     /// EX_OSERR: a system call failed (e.g. no free port).
     public static let osError = ExitCode(71)
     /// EX_IOERR: reading or writing a connection failed.

@@ -52,7 +52,7 @@ public enum ToolMain {
             switch error.code {
             case .busUnreachable, .daemonUnreachable, .refused, .unsupported: return .unavailable
             case .noSuchName: return .noHost
-            case .nameConflict: return ExitCode(73) // EX_CANTCREAT: the name could not be had
+            case .nameConflict: return .cannotCreate
             case .timedOut: return .temporaryFailure
             case .internalError: return .software
             default: return .unavailable

@@ -116,7 +116,7 @@ public final class PeerLink: @unchecked Sendable {
     private func received(_ bytes: [UInt8]) {
         decoder.feed(bytes)
         liveness.heard(at: .now)
-        while !connection.isFinished { // after finish() we no longer send, but still receive
+        while !connection.isClosed { // after finish() we no longer send, but still receive
             let frame: Frame
             do throws(ProtocolError) {
                 guard let next = try decoder.next() else { return }

@@ -44,7 +44,9 @@ public final class Connection: @unchecked Sendable {
     private var isFinishing = false
     private var didShutDownSending = false
     private var peerSentEOF = false
-    private var isClosed = false
+    /// Whether the connection is closed for good. (After `finish()` it no longer sends, but it
+    /// still receives until the peer closes.)
+    public private(set) var isClosed = false
     /// How much one read takes at most (large reads matter for bulk data: 256 KiB halved the
     /// time of a file transfer against 64 KiB). Each read fills a new array handed to
     /// `onBytes`, so an idle connection holds no buffer and no byte is copied twice.
@@ -83,8 +85,6 @@ public final class Connection: @unchecked Sendable {
     /// Whether the connection can still send.
     public var isOpen: Bool { !isClosed && !isFinishing }
 
-    /// Whether the connection is closed for good (after `finish()` it still receives).
-    public var isFinished: Bool { isClosed }
 
     /// Bytes queued but not yet accepted by the kernel.
     public var bufferedByteCount: Int { outbox.count - outboxStart }
@@ -139,8 +139,6 @@ public final class Connection: @unchecked Sendable {
     /// Closes at once; queued bytes are dropped. `onClose` gets `.closedLocally`.
     public func close() { close(.closedLocally) }
 
-    /// Closes at once because of a protocol error found above this layer.
-    public func close(because error: TransportError) { close(.failed(error)) }
 
     private func readAvailable() {
         guard !isClosed else { return }

@@ -5,7 +5,6 @@ import DiscoveryCore
 import Glibc
 import Messaging
 import MessagingCore
-import Synchronization
 import TransportCore
 import TransportPOSIX
 

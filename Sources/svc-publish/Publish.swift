@@ -3,6 +3,7 @@ import DNSSD
 import Dispatch
 import Messaging
 import MessagingCore
+import Synchronization
 import TransportPOSIX
 
 @main
@@ -90,14 +91,13 @@ struct SvcPublish {
 }
 
 /// Resumes a continuation the first time only.
-private final class ResumeOnce<Value: Sendable>: @unchecked Sendable {
-    private let lock = DispatchQueue(label: "svc.once")
-    private var continuation: CheckedContinuation<Value, Never>?
-    init(_ continuation: CheckedContinuation<Value, Never>) { self.continuation = continuation }
+private final class ResumeOnce<Value: Sendable>: Sendable {
+    private let continuation: Mutex<CheckedContinuation<Value, Never>?>
+    init(_ continuation: CheckedContinuation<Value, Never>) { self.continuation = Mutex(continuation) }
     func resume(_ value: Value) {
-        lock.sync {
-            continuation?.resume(returning: value)
-            continuation = nil
+        continuation.withLock { pending in
+            pending?.resume(returning: value)
+            pending = nil
         }
     }
 }
