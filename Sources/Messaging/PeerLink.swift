@@ -43,6 +43,7 @@ public final class PeerLink: @unchecked Sendable {
     public let connection: Connection
     public var queue: DispatchQueue { connection.queue }
     private var decoder = FrameDecoder()
+    private var sendBuffer: [UInt8] = []
     private var liveness: Liveness
     private var timer: (any DispatchSourceTimer)?
     private var goodbyeReason: String?
@@ -75,9 +76,10 @@ public final class PeerLink: @unchecked Sendable {
     /// Sends a message. Returns false when the connection cannot take it.
     @discardableResult
     public func send(_ message: Message) -> Bool {
-        var bytes: [UInt8] = []
-        message.frame.encode(into: &bytes)
-        return connection.send(bytes)
+        // One small buffer serves every message: no allocation per frame sent.
+        if sendBuffer.capacity > 4096 { sendBuffer = [] } else { sendBuffer.removeAll(keepingCapacity: true) }
+        message.encode(into: &sendBuffer)
+        return connection.send(sendBuffer)
     }
 
     /// Sends a `FILE_CHUNK` framed straight from `data`, with no intermediate copy.

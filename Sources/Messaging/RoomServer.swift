@@ -142,7 +142,7 @@ public final class RoomServer: @unchecked Sendable {
 
     private func broadcast(_ message: Message, except excluded: Int? = nil) {
         var bytes: [UInt8] = []
-        message.frame.encode(into: &bytes)
+        message.encode(into: &bytes)
         for member in members.values where member.id != excluded && member.name != nil {
             if !member.link.connection.send(bytes) {
                 onEvent(.note("\(member.name ?? "?") could not take the message: its connection is closing"))

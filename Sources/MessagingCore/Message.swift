@@ -81,7 +81,7 @@ public enum Message: Sendable, Hashable {
         guard frame.flags == 0 else {
             throw ProtocolError(.malformedFrame, "\(kind) frame has flags 0x\(String(frame.flags, radix: 16)); version 1 uses none")
         }
-        var reader = PayloadReader(frame.payload, frameName: "\(kind)".uppercased())
+        var reader = PayloadReader(frame.payload, kind: kind)
         switch kind {
         case .hello:
             guard try reader.raw(4, "magic") == Hello.magic else {
@@ -91,16 +91,16 @@ public enum Message: Sendable, Hashable {
             let capabilities = Capabilities(rawValue: try reader.integer(UInt32.self, "capabilities"))
             self = .hello(Hello(version: version, capabilities: capabilities, name: try reader.string("name")))
         case .welcome: self = .welcome(name: try reader.string("name"))
-        case .goodbye: self = .goodbye(reason: String(decoding: reader.rest(), as: UTF8.self))
+        case .goodbye: self = .goodbye(reason: reader.restText())
         case .error:
             let code = try reader.integer(UInt16.self, "code")
-            self = .error(code: code, message: String(decoding: reader.rest(), as: UTF8.self))
+            self = .error(code: code, message: reader.restText())
         case .ping: self = .ping(token: try reader.integer(UInt64.self, "token"))
         case .pong: self = .pong(token: try reader.integer(UInt64.self, "token"))
         case .text:
             let from = try reader.string("from")
             let to = try reader.string("to")
-            self = .text(from: from, to: to, text: String(decoding: reader.rest(), as: UTF8.self))
+            self = .text(from: from, to: to, text: reader.restText())
         case .who: self = .who
         case .presence:
             let rawKind = try reader.integer(UInt8.self, "kind")
@@ -129,7 +129,7 @@ public enum Message: Sendable, Hashable {
             guard let status = FileStatus(rawValue: rawStatus) else {
                 throw ProtocolError(.malformedFrame, "FILE_RESULT status \(rawStatus) is not 0 to 3")
             }
-            self = .fileResult(id: id, status: status, message: String(decoding: reader.rest(), as: UTF8.self))
+            self = .fileResult(id: id, status: status, message: reader.restText())
         }
         try reader.end()
     }
@@ -137,6 +137,29 @@ public enum Message: Sendable, Hashable {
     /// The frame that carries this message.
     public var frame: Frame {
         var writer = PayloadWriter()
+        let kind = writePayload(&writer)
+        return Frame(type: kind.rawValue, payload: writer.bytes)
+    }
+
+    /// Appends this message's frame, header and payload, to `buffer`: the same bytes as
+    /// `frame.encode(into:)` without building the frame (no allocation when `buffer` has room).
+    public func encode(into buffer: inout [UInt8]) {
+        let headerStart = buffer.count
+        buffer.append(contentsOf: repeatElement(0, count: Frame.headerSize))
+        var writer = PayloadWriter()
+        swap(&writer.bytes, &buffer)
+        let kind = writePayload(&writer)
+        swap(&writer.bytes, &buffer)
+        let length = buffer.count - headerStart - Frame.headerSize
+        precondition(length <= Frame.maximumPayload, "frame payload over 1 MiB")
+        let header = UInt64(length) << 32 | UInt64(kind.rawValue) << 16
+        for index in 0..<Frame.headerSize {
+            buffer[headerStart + index] = UInt8(truncatingIfNeeded: header >> (56 - 8 * index))
+        }
+    }
+
+    /// Writes the payload; returns the frame type.
+    private func writePayload(_ writer: inout PayloadWriter) -> Kind {
         let kind: Kind
         switch self {
         case .hello(let hello):
@@ -176,7 +199,7 @@ public enum Message: Sendable, Hashable {
             writer.integer(status.rawValue)
             writer.raw(message.utf8)
         }
-        return Frame(type: kind.rawValue, payload: writer.bytes)
+        return kind
     }
 
     /// The 12 bytes that precede `dataCount` bytes of data in a `FILE_CHUNK` frame, so that a

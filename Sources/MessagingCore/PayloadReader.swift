@@ -2,12 +2,15 @@
 struct PayloadReader {
     private let bytes: [UInt8]
     private var offset = 0
-    private let frameName: String
+    private let kind: Message.Kind
 
-    init(_ bytes: [UInt8], frameName: String) {
+    init(_ bytes: [UInt8], kind: Message.Kind) {
         self.bytes = bytes
-        self.frameName = frameName
+        self.kind = kind
     }
+
+    /// For error messages only: `String(describing:)` is far too slow for every frame.
+    private var frameName: String { "\(kind)".uppercased() }
 
     private func malformed(_ what: String) -> ProtocolError {
         ProtocolError(.malformedFrame, "\(frameName) ends before its \(what)")
@@ -29,7 +32,15 @@ struct PayloadReader {
     /// A `str`: u16 length and UTF-8 (invalid sequences become U+FFFD).
     mutating func string(_ what: String) throws(ProtocolError) -> String {
         let count = Int(try integer(UInt16.self, what))
-        return String(decoding: try raw(count, what), as: UTF8.self)
+        guard bytes.count - offset >= count else { throw malformed(what) }
+        defer { offset += count }
+        return String(decoding: bytes[offset..<(offset + count)], as: UTF8.self)
+    }
+
+    /// The rest of the payload as UTF-8 text (invalid sequences become U+FFFD).
+    mutating func restText() -> String {
+        defer { offset = bytes.count }
+        return String(decoding: bytes[offset...], as: UTF8.self)
     }
 
     /// The rest of the payload.
@@ -48,13 +59,18 @@ struct PayloadReader {
 
 /// Writes the fields of a payload.
 struct PayloadWriter {
-    private(set) var bytes: [UInt8] = []
+    var bytes: [UInt8] = []
 
     mutating func integer<Integer: FixedWidthInteger>(_ value: Integer) { bytes.appendBigEndian(value) }
     mutating func raw<Bytes: Sequence<UInt8>>(_ value: Bytes) { bytes.append(contentsOf: value) }
 
     /// A `str`, cut to 65,535 bytes at a character boundary.
     mutating func string(_ value: String) {
+        if value.utf8.count <= Int(UInt16.max) {
+            integer(UInt16(value.utf8.count))
+            bytes.append(contentsOf: value.utf8)
+            return
+        }
         var utf8 = Substring(value)
         while utf8.utf8.count > Int(UInt16.max) { utf8 = utf8.dropLast() }
         integer(UInt16(utf8.utf8.count))

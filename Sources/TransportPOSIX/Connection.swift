@@ -44,6 +44,7 @@ public final class Connection: @unchecked Sendable {
     private var isFinishing = false
     private var didShutDownSending = false
     private var peerSentEOF = false
+    private var isFlushScheduled = false
     /// Whether the connection is closed for good. (After `finish()` it no longer sends, but it
     /// still receives until the peer closes.)
     public private(set) var isClosed = false
@@ -51,6 +52,10 @@ public final class Connection: @unchecked Sendable {
     /// time of a file transfer against 64 KiB). Each read fills a new array handed to
     /// `onBytes`, so an idle connection holds no buffer and no byte is copied twice.
     private static let readSize = 262144
+    /// Sends at least this large go to the kernel at once; smaller ones are gathered and
+    /// written together at the end of the queue's current work item (one write for many
+    /// small messages sent in a row: 0.8 M to N M 64-byte messages a second).
+    private static let directWriteMinimum = 16384
     private var onBytes: ([UInt8]) -> Void = { _ in }
     private var onClose: (CloseReason) -> Void = { _ in }
     private var onDrained: (() -> Void)?
@@ -95,15 +100,16 @@ public final class Connection: @unchecked Sendable {
         onDrained = handler
     }
 
-    /// Queues bytes and sends what the kernel takes now. Returns false (and closes the
-    /// connection with `.failed`) when the outbox would pass `outboxLimit`.
+    /// Queues bytes for sending: large ones are written at once, small ones gathered and
+    /// written together before the queue runs its next work item. Returns false (and closes
+    /// the connection with `.failed`) when the outbox would pass `outboxLimit`.
     @discardableResult
     public func send(_ bytes: [UInt8]) -> Bool {
         bytes.withUnsafeBytes { send($0) }
     }
 
-    /// Like `send(_:)` for bytes the caller keeps: written straight to the socket when nothing
-    /// is queued, so only what the kernel does not take at once is copied.
+    /// Like `send(_:)` for bytes the caller keeps: a large block is written straight to the
+    /// socket when the kernel takes it, so only what it does not take at once is copied.
     @discardableResult
     public func send(_ bytes: UnsafeRawBufferPointer) -> Bool {
         guard isOpen else { return false }
@@ -112,19 +118,31 @@ public final class Connection: @unchecked Sendable {
             return false
         }
         var rest = bytes[...]
-        if bufferedByteCount == 0 {
-            do throws(TransportError) {
-                while !rest.isEmpty, case .processed(let count) = try socket.write(UnsafeRawBufferPointer(rebasing: rest)) {
-                    rest = rest.dropFirst(count)
+        if bytes.count >= Connection.directWriteMinimum, !isWriteSourceRunning {
+            // Gathered small sends go first, then the block itself, without copying it.
+            guard writeQueued() else { return false }
+            if bufferedByteCount == 0 {
+                do throws(TransportError) {
+                    while !rest.isEmpty, case .processed(let count) = try socket.write(UnsafeRawBufferPointer(rebasing: rest)) {
+                        rest = rest.dropFirst(count)
+                    }
+                } catch {
+                    close(error.isReset ? .reset : .failed(error))
+                    return false
                 }
-            } catch {
-                close(error.isReset ? .reset : .failed(error))
-                return false
             }
         }
         guard !rest.isEmpty else { return true }
         outbox.append(contentsOf: rest)
-        setWriteSourceRunning(true)
+        if bytes.count >= Connection.directWriteMinimum {
+            setWriteSourceRunning(true)
+        } else if !isWriteSourceRunning && !isFlushScheduled {
+            isFlushScheduled = true
+            queue.async { [self] in
+                isFlushScheduled = false
+                flush()
+            }
+        }
         return true
     }
 
@@ -173,7 +191,23 @@ public final class Connection: @unchecked Sendable {
     }
 
     private func flush() {
-        guard !isClosed else { return }
+        guard !isClosed, writeQueued() else { return }
+        if bufferedByteCount == 0 {
+            setWriteSourceRunning(false)
+            if isFinishing {
+                shutDownSending()
+            } else if onDrained != nil {
+                // Later, not from inside send(): the handler may well call send() again.
+                queue.async { [self] in if !isClosed { onDrained?() } }
+            }
+        } else {
+            setWriteSourceRunning(true)
+        }
+    }
+
+    /// Writes queued bytes until they are gone or the kernel takes no more. Returns false
+    /// when the connection failed (and is now closed).
+    private func writeQueued() -> Bool {
         do throws(TransportError) {
             while bufferedByteCount > 0 {
                 let result = try outbox[outboxStart...].withUnsafeBytes { bytes in
@@ -184,22 +218,16 @@ public final class Connection: @unchecked Sendable {
             }
         } catch {
             close(error.isReset ? .reset : .failed(error))
-            return
+            return false
         }
         if bufferedByteCount == 0 {
             outbox.removeAll(keepingCapacity: outbox.capacity <= 1 << 20)
             outboxStart = 0
-            setWriteSourceRunning(false)
-            if isFinishing {
-                shutDownSending()
-            } else if onDrained != nil {
-                // Later, not from inside send(): the handler may well call send() again.
-                queue.async { [self] in if !isClosed { onDrained?() } }
-            }
-        } else {
-            if outboxStart > 1 << 20 { outbox.removeFirst(outboxStart); outboxStart = 0 }
-            setWriteSourceRunning(true)
+        } else if outboxStart > 1 << 20 {
+            outbox.removeFirst(outboxStart)
+            outboxStart = 0
         }
+        return true
     }
 
     /// Everything is sent: shut down our side, and close once the peer has closed its side.

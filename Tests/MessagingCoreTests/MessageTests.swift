@@ -28,6 +28,12 @@ final class MessageTests: XCTestCase {
         }
     }
 
+    func testEncodingIntoABufferAppendsTheFrameBytes() {
+        var buffer: [UInt8] = [0xAA]
+        for message in samples { message.encode(into: &buffer) }
+        XCTAssertEqual(buffer, [0xAA] + samples.flatMap { $0.frame.encoded })
+    }
+
     func testFileChunkHeaderPlusDataIsAFileChunkFrame() throws {
         let data: [UInt8] = [9, 8, 7]
         var decoder = FrameDecoder()

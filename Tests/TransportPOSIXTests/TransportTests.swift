@@ -93,6 +93,39 @@ final class TransportTests: XCTestCase {
         XCTAssertEqual(received.reason, .closedByPeer)
     }
 
+    func testSmallAndLargeSendsArriveInTheOrderSent() async throws {
+        let listener = try TCPListener(port: 0)
+        defer { listener.cancel() }
+        let queue = queue
+        // Small sends are gathered into one write, large ones written at once: interleaved,
+        // the bytes must still arrive in order.
+        var expected: [UInt8] = []
+        var pieces: [[UInt8]] = []
+        for index in 0..<200 {
+            let piece = [UInt8](repeating: UInt8(index), count: index % 10 == 9 ? 100_000 : 1 + index)
+            pieces.append(piece)
+            expected += piece
+        }
+        listener.start(queue: queue) { [pieces] socket, peer in
+            let connection = Connection(socket: socket, peer: peer, queue: queue, outboxLimit: 64 << 20)
+            connection.start(onBytes: { _ in }, onClose: { _ in })
+            for (index, piece) in pieces.enumerated() {
+                if index % 2 == 0 { connection.send(piece) } else { piece.withUnsafeBytes { _ = connection.send($0) } }
+            }
+            connection.finish()
+        }
+        let (socket, winner) = try await TCPConnector.connect(to: [SocketEndpoint(address: loopback4, port: listener.port)])
+        let got = expectation(description: "closed")
+        let received = Received()
+        queue.async {
+            let connection = Connection(socket: socket, peer: winner, queue: queue)
+            connection.start(onBytes: { received.bytes += $0 }, onClose: { _ in got.fulfill() })
+        }
+        await fulfillment(of: [got], timeout: 10)
+        XCTAssertEqual(received.bytes.count, expected.count)
+        XCTAssertTrue(received.bytes == expected, "bytes arrived out of order")
+    }
+
     func testAPeerThatDoesNotReadCannotGrowTheOutboxPastItsLimit() async throws {
         let listener = try TCPListener(port: 0)
         defer { listener.cancel() }
@@ -145,6 +178,7 @@ final class TransportTests: XCTestCase {
 /// Collects what the connection queue saw; read after an expectation is fulfilled.
 private final class Received: @unchecked Sendable {
     var lines: [String] = []
+    var bytes: [UInt8] = []
     var reason: Connection.CloseReason?
     var sockets: [Socket] = []
 }
