@@ -60,6 +60,13 @@ let package = Package(
             dependencies: ["DNSSD", "DiscoveryCore", "TransportPOSIX", "TransportCore", "Messaging", "MessagingCore", "CommandLineSupport", "MessagingCommandLine"]
         ),
 
+        // The load generator that Scripts/bench and Scripts/stress drive (not a product).
+        .executableTarget(
+            name: "svc-bench",
+            dependencies: ["DNSSD", "DiscoveryCore", "TransportPOSIX", "TransportCore", "Messaging", "MessagingCore", "CommandLineSupport"],
+            path: "Benchmarks/svc-bench"
+        ),
+
         .testTarget(name: "DiscoveryCoreTests", dependencies: ["DiscoveryCore"]),
         .testTarget(name: "TransportCoreTests", dependencies: ["TransportCore"]),
         .testTarget(name: "MessagingCoreTests", dependencies: ["MessagingCore"]),

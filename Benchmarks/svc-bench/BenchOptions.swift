@@ -1,0 +1,93 @@
+import CommandLineSupport
+import TransportCore
+
+/// svc-bench's validated command line: one mode and the options it uses.
+struct BenchOptions: Sendable {
+    enum Mode: String, Sendable, CaseIterable {
+        case flood, sink, ping, room, register
+    }
+
+    var mode: Mode
+    var target: SocketEndpoint?
+    var port: UInt16 = 0
+    var count = 100_000
+    var size = 64
+    var clients = 200
+    var messages = 100
+    var idle: Duration = .zero
+    var heartbeat: Duration = .seconds(15)
+    var timeout: Duration = .seconds(60)
+    var prefix = "bench"
+
+    static let spec = CommandSpec(
+        name: "svc-bench",
+        version: svcVersion,
+        overview: "Load generator for Scripts/bench and Scripts/stress: drives the messaging library and prints JSON figures.",
+        arguments: [.init("mode", help: "flood, sink, ping, room or register (see below).")],
+        options: [
+            .init("to", value: "ipv4:port", help: "The server to connect to (flood, ping, room)."),
+            .init("port", value: "port", help: "The port to listen on (sink; default: any free port, printed)."),
+            .init("count", value: "n", help: "Messages (flood, sink), round trips (ping) or services (register)."),
+            .init("size", value: "bytes", help: "Payload bytes of each TEXT frame (flood, ping; default: 64)."),
+            .init("clients", value: "n", help: "Members to connect (room; default: 200)."),
+            .init("messages", value: "n", help: "Messages each member sends to the room (room; default: 100)."),
+            .init("idle", value: "seconds", help: "Stay connected and idle this long before leaving (room)."),
+            .init("heartbeat", value: "seconds", help: "Members ping after this much silence (room; default: 15)."),
+            .init("timeout", value: "seconds", help: "Give up on a phase after this long (default: 60)."),
+            .init("prefix", value: "name", help: "Instance name prefix (register) or member name prefix (room)."),
+        ],
+        discussion: """
+            MODES (each prints one JSON object per phase on stdout):
+              flood     Join as a member and send --count TEXT frames of --size payload bytes.
+              sink      Accept one connection and count TEXT frames until --count arrived.
+              ping      Join a room served with 'svc-publish --echo'; time --count echoed TEXTs
+                        (p50, p99, min, max in microseconds).
+              room      Connect --clients members; each sends --messages texts stamped with a
+                        sequence number and the send time; checks that every member got every
+                        other member's texts exactly once and in order; prints messages/s and
+                        delivery latency; then stays idle for --idle seconds.
+              register  Register --count instances '<prefix>-N' of _p2pipp._tcp at once with the
+                        library; prints when all are confirmed, withdraws them on SIGTERM or EOF.
+
+            EXIT STATUS:
+              0 done and every check held, 1 a check failed (lost, duplicated or reordered
+              messages), 64 bad arguments, 75 a phase timed out.
+            """)
+
+    init(_ parsed: ParsedCommandLine) throws(UsageError) {
+        guard parsed.positionals.count == 1, let mode = Mode(rawValue: parsed.positionals[0]) else {
+            throw UsageError("give one mode: \(Mode.allCases.map(\.rawValue).joined(separator: ", "))")
+        }
+        self.mode = mode
+        if let text = parsed.value("to") { target = try Self.endpoint(text) }
+        if [.flood, .ping, .room].contains(mode), target == nil { throw UsageError("\(mode.rawValue) needs --to ipv4:port") }
+        if let text = parsed.value("port") { port = try parsePort(text, option: "port") }
+        count = try Self.positive(parsed.value("count"), option: "count", default: mode == .register ? 200 : count)
+        size = try Self.positive(parsed.value("size"), option: "size", default: size)
+        if size < 4 || size > 65_536 { throw UsageError("--size must be 4 to 65536 bytes") }
+        clients = try Self.positive(parsed.value("clients"), option: "clients", default: clients)
+        messages = try Self.positive(parsed.value("messages"), option: "messages", default: messages, allowZero: true)
+        if let text = parsed.value("idle") { idle = try parseSeconds(text, option: "idle") }
+        if let text = parsed.value("heartbeat") { heartbeat = try parseSeconds(text, option: "heartbeat") }
+        if let text = parsed.value("timeout") { timeout = try parseSeconds(text, option: "timeout") }
+        if let text = parsed.value("prefix") { prefix = text }
+    }
+
+    private static func positive(_ text: String?, option: String, default value: Int, allowZero: Bool = false) throws(UsageError) -> Int {
+        guard let text else { return value }
+        guard let number = Int(text), number > 0 || (allowZero && number == 0) else {
+            throw UsageError("--\(option) takes a whole number\(allowZero ? "" : " above 0"), not '\(text)'")
+        }
+        return number
+    }
+
+    /// `a.b.c.d:port` (the benchmark LAN's addresses are IPv4).
+    private static func endpoint(_ text: String) throws(UsageError) -> SocketEndpoint {
+        let parts = text.split(separator: ":", omittingEmptySubsequences: false)
+        let octets = parts.first.map { $0.split(separator: ".", omittingEmptySubsequences: false).compactMap { UInt8($0) } } ?? []
+        guard parts.count == 2, octets.count == 4, let address = IPAddress(bytes: octets) else {
+            throw UsageError("--to takes an IPv4 address and a port, e.g. 10.77.0.1:4242, not '\(text)'")
+        }
+        return SocketEndpoint(address: address, port: try parsePort(String(parts[1]), option: "to"))
+    }
+}

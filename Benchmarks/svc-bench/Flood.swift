@@ -1,0 +1,83 @@
+import CommandLineSupport
+import Dispatch
+import Messaging
+import MessagingCore
+import TransportPOSIX
+
+/// One-way small messages: `flood` sends them through the library, `sink` receives them
+/// through it (Benchmarks/frame-writer.c and frame-sink.c are the C counterparts).
+enum Flood {
+    /// Sends HELLO, then `count` TEXT frames whose payload is `size` bytes, as fast as the
+    /// connection drains; returns when the sink has closed.
+    static func send(_ options: BenchOptions) async throws -> ExitCode {
+        let queue = DispatchQueue(label: "bench.flood")
+        // TEXT payload: from (u16 length, empty), to (u16 length, empty), then the text.
+        let text = String(repeating: "x", count: options.size - 4)
+        let started = monotonicNanoseconds()
+        let ended = AsyncStream<PeerLink.EndReason>.makeStream()
+        let link = try await join(options.target!, as: options.prefix, queue: queue, heartbeat: .seconds(3600), timeout: options.timeout,
+                                  onMessage: { _ in }, onEnd: { ended.continuation.yield($0) })
+        queue.async {
+            var sent = 0
+            func fill() {
+                while sent < options.count, link.connection.bufferedByteCount < 1 << 20 {
+                    guard link.send(.text(from: "", to: "", text: text)) else { return }
+                    sent += 1
+                }
+                if sent == options.count {
+                    link.connection.whenDrained(nil)
+                    link.connection.finish()
+                }
+            }
+            link.connection.whenDrained(fill)
+            fill()
+        }
+        var reason: PeerLink.EndReason?
+        for await end in ended.stream { reason = end; break }
+        let seconds = Double(monotonicNanoseconds() - started) / 1e9
+        report("flood", [("messages", .integer(options.count)), ("payload_bytes", .integer(options.size)),
+                         ("microseconds", .integer(Int(seconds * 1e6))), ("end", .string(reason?.description ?? "?"))])
+        return .success
+    }
+
+    /// Accepts one connection and times the arrival of `count` TEXT frames, first to last.
+    static func receive(_ options: BenchOptions) async throws -> ExitCode {
+        let queue = DispatchQueue(label: "bench.sink")
+        let listener = try TCPListener(port: options.port)
+        report("listening", [("port", .integer(Int(listener.port)))])
+        let finished = AsyncStream<(messages: Int, nanoseconds: UInt64)>.makeStream()
+        let state = SinkState()
+        listener.start(queue: queue) { socket, peer in
+            guard !state.accepted else { return }
+            state.accepted = true
+            let link = PeerLink(Connection(socket: socket, peer: peer, queue: queue), handshakeTimeout: nil, heartbeatInterval: .seconds(3600))
+            link.start(onMessage: { message in
+                guard case .text = message else { return }
+                if state.received == 0 { state.first = monotonicNanoseconds() }
+                state.received += 1
+                if state.received == options.count {
+                    finished.continuation.yield((state.received, monotonicNanoseconds() - state.first))
+                    link.connection.close()
+                }
+            }, onEnd: { _ in
+                finished.continuation.yield((state.received, state.received > 0 ? monotonicNanoseconds() - state.first : 0))
+            })
+        }
+        var result = (messages: 0, nanoseconds: UInt64(0))
+        for await outcome in finished.stream { result = outcome; break }
+        listener.cancel()
+        report("sink", [("messages", .integer(result.messages)), ("microseconds", .integer(Int(result.nanoseconds / 1000))),
+                        ("messages_per_second", .integer(result.nanoseconds > 0 ? Int(Double(max(result.messages - 1, 0)) * 1e9 / Double(result.nanoseconds)) : 0))])
+        guard result.messages == options.count else {
+            throw ToolFailure(.failure, "the connection ended after \(result.messages) of \(options.count) messages")
+        }
+        return .success
+    }
+}
+
+/// What the sink counted. - Important: used only on the sink's queue.
+private final class SinkState: @unchecked Sendable {
+    var accepted = false
+    var received = 0
+    var first: UInt64 = 0
+}

@@ -1,0 +1,125 @@
+import CommandLineSupport
+import Dispatch
+import Messaging
+import MessagingCore
+
+/// Many members in one room: delivery (exactly once, in each sender's order), throughput,
+/// latency, then an idle period with heartbeats after which every member must still be served.
+enum RoomLoad {
+    static func run(_ options: BenchOptions) async throws -> ExitCode {
+        let queues = (0..<2).map { DispatchQueue(label: "bench.room.\($0)") }
+        var members: [Member] = []
+        let joinStart = monotonicNanoseconds()
+        for index in 0..<options.clients {
+            let member = Member(index: index, clients: options.clients, queue: queues[index % queues.count])
+            member.link = try await join(options.target!, as: "\(options.prefix)\(index)", queue: member.queue, heartbeat: options.heartbeat,
+                                         timeout: options.timeout, onMessage: { member.received($0) }, onEnd: { member.ended = $0 })
+            members.append(member)
+        }
+        try await waitUntil("every member's WELCOME", timeout: options.timeout) { members.allSatisfy { m in m.queue.sync { m.welcomed || m.ended != nil } } }
+        let refused = members.filter { m in m.queue.sync { !m.welcomed } }.count
+        report("joined", [("clients", .integer(options.clients)), ("refused", .integer(refused)),
+                          ("milliseconds", .integer(Int((monotonicNanoseconds() - joinStart) / 1_000_000)))])
+        guard refused == 0 else { throw ToolFailure(.failure, "\(refused) of \(options.clients) members were not welcomed") }
+
+        var failed = false
+        if options.messages > 0 {
+            failed = try await exchange(members, options) || failed
+        }
+        if options.idle > .zero {
+            report("idle", [("seconds", .string(options.idle.secondsText))])
+            try await Task.sleep(for: options.idle)
+            failed = try await checkServed(members, options) || failed
+        }
+        for member in members { member.queue.sync { member.link?.goodbye("done") } }
+        return failed ? .failure : .success
+    }
+
+    /// Every member sends `messages` texts; returns whether a check failed.
+    private static func exchange(_ members: [Member], _ options: BenchOptions) async throws -> Bool {
+        let expected = options.clients * (options.clients - 1) * options.messages
+        let start = monotonicNanoseconds()
+        for sequence in 0..<options.messages {
+            for member in members {
+                member.queue.async { member.sendText(sequence: sequence) }
+            }
+        }
+        let total = { members.reduce(0) { sum, m in sum + m.queue.sync { m.receivedCount } } }
+        try? await waitUntil("\(expected) deliveries", timeout: options.timeout) { total() >= expected || members.contains { m in m.queue.sync { m.ended != nil } } }
+        let last = members.map { m in m.queue.sync { m.lastArrival } }.max() ?? start
+        let delivered = total()
+        let disorder = members.reduce(0) { sum, m in sum + m.queue.sync { m.outOfOrder } }
+        let missing = members.reduce(0) { sum, m in sum + m.queue.sync { m.missing(messagesEach: options.messages) } }
+        let latencies = members.flatMap { m in m.queue.sync { m.latencies } }.sorted()
+        let seconds = Double(last - start) / 1e9
+        let micro = { (value: UInt64) in JSONValue.integer(Int(value / 1000)) }
+        report("delivered", [
+            ("expected", .integer(expected)), ("delivered", .integer(delivered)), ("missing", .integer(missing)),
+            ("duplicated_or_reordered", .integer(disorder)), ("milliseconds", .integer(Int(seconds * 1000))),
+            ("deliveries_per_second", .integer(seconds > 0 ? Int(Double(delivered) / seconds) : 0)),
+            ("sent_per_second", .integer(seconds > 0 ? Int(Double(options.clients * options.messages) / seconds) : 0)),
+            ("latency_p50_us", micro(percentile(latencies, 0.5))), ("latency_p99_us", micro(percentile(latencies, 0.99))),
+            ("latency_max_us", micro(latencies.last ?? 0)),
+        ])
+        return delivered != expected || missing != 0 || disorder != 0
+    }
+
+    /// After the idle period: every member is still connected and gets an answer to WHO.
+    private static func checkServed(_ members: [Member], _ options: BenchOptions) async throws -> Bool {
+        let dropped = members.filter { m in m.queue.sync { m.ended != nil } }.count
+        for member in members { member.queue.async { member.listsReceived = 0; member.link?.send(.who) } }
+        try? await waitUntil("answers to WHO", timeout: options.timeout) { members.allSatisfy { m in m.queue.sync { m.listsReceived > 0 || m.ended != nil } } }
+        let served = members.filter { m in m.queue.sync { m.listsReceived > 0 } }.count
+        report("served-after-idle", [("clients", .integer(options.clients)), ("served", .integer(served)), ("dropped", .integer(dropped))])
+        return served != options.clients
+    }
+}
+
+/// One member's link and what it received. - Important: used only on `queue`.
+private final class Member: @unchecked Sendable {
+    let index: Int
+    let queue: DispatchQueue
+    var link: PeerLink?
+    var welcomed = false
+    var ended: PeerLink.EndReason?
+    var receivedCount = 0
+    var outOfOrder = 0
+    var listsReceived = 0
+    var lastArrival: UInt64 = 0
+    var latencies: [UInt64] = []
+    /// The next sequence number expected from each sender.
+    private var nextSequence: [Int]
+
+    init(index: Int, clients: Int, queue: DispatchQueue) {
+        self.index = index
+        self.queue = queue
+        nextSequence = Array(repeating: 0, count: clients)
+    }
+
+    /// Text: "<sender> <sequence> <send time in ns>".
+    func sendText(sequence: Int) {
+        link?.send(.text(from: "", to: "", text: "\(index) \(sequence) \(monotonicNanoseconds())"))
+    }
+
+    func received(_ message: Message) {
+        switch message {
+        case .welcome: welcomed = true
+        case .presence(.list, _): listsReceived += 1
+        case .text(_, _, let text):
+            let now = monotonicNanoseconds()
+            let fields = text.split(separator: " ")
+            guard fields.count == 3, let sender = Int(fields[0]), let sequence = Int(fields[1]), let sent = UInt64(fields[2]),
+                  nextSequence.indices.contains(sender) else { return }
+            receivedCount += 1
+            lastArrival = now
+            latencies.append(now - sent)
+            if sequence == nextSequence[sender] { nextSequence[sender] += 1 } else { outOfOrder += 1 }
+        default: break
+        }
+    }
+
+    /// Texts never received from the other members.
+    func missing(messagesEach: Int) -> Int {
+        nextSequence.indices.reduce(0) { sum, sender in sender == index ? sum : sum + max(0, messagesEach - nextSequence[sender]) }
+    }
+}
