@@ -42,7 +42,9 @@ public final class FileTransfers: @unchecked Sendable {
     private var outgoing: [Outgoing] = []
     private var incoming: [UInt32: Incoming] = [:]
     private var nextID: UInt32 = 1
-    private var buffer = [UInt8](repeating: 0, count: FileTransfers.chunkSize)
+    /// Where chunks are read from disk; allocated only while a file is being sent (a room
+    /// of 1,000 idle members would otherwise hold 1 GiB of them).
+    private var buffer: [UInt8] = []
 
     /// Used on the link's queue only (the hash is computed from a copy of its fd and size).
     private final class Outgoing: @unchecked Sendable {
@@ -126,6 +128,7 @@ public final class FileTransfers: @unchecked Sendable {
 
     private func pump() {
         guard let transfer = outgoing.first, transfer.id != 0, link.isOpen else { return }
+        if buffer.isEmpty { buffer = [UInt8](repeating: 0, count: FileTransfers.chunkSize) }
         while transfer.offset < transfer.size && link.connection.bufferedByteCount < FileTransfers.outboxTarget {
             let want = Int(min(UInt64(FileTransfers.chunkSize), transfer.size - transfer.offset))
             let count = buffer.withUnsafeMutableBytes { pread(transfer.fd, $0.baseAddress, want, off_t(transfer.offset)) }
@@ -153,7 +156,7 @@ public final class FileTransfers: @unchecked Sendable {
         if transfer.fd >= 0 { close(transfer.fd) }
         link.connection.whenDrained(nil)
         transfer.completion(result)
-        if let next = outgoing.first { offer(next) }
+        if let next = outgoing.first { offer(next) } else { buffer = [] }
     }
 
     // MARK: Receiving and replies

@@ -73,7 +73,7 @@ public struct FrameDecoder: Sendable {
         let payload = Array(buffer[payloadStart..<(payloadStart + length)])
         start = payloadStart + length
         if start == buffer.count {
-            buffer.removeAll(keepingCapacity: buffer.capacity <= 4 << 20)
+            buffer.removeAll(keepingCapacity: buffer.capacity <= 16384)  // idle links stay small
             start = 0
         }
         return Frame(type: type, flags: flags, payload: payload)
