@@ -2,11 +2,16 @@ import CommandLineSupport
 import Dispatch
 import Messaging
 import MessagingCore
+import TransportPOSIX
 
 /// Many members in one room: delivery (exactly once, in each sender's order), throughput,
 /// latency, then an idle period with heartbeats after which every member must still be served.
 enum RoomLoad {
     static func run(_ options: BenchOptions) async throws -> ExitCode {
+        let fileLimit = ResourceLimits.raiseOpenFileLimit()
+        guard fileLimit >= UInt64(options.clients) + 32 else {
+            throw ToolFailure(.usage, "only \(fileLimit) open files are allowed, too few for \(options.clients) clients; raise 'ulimit -n'")
+        }
         let queues = (0..<2).map { DispatchQueue(label: "bench.room.\($0)") }
         var members: [Member] = []
         let joinStart = monotonicNanoseconds()
