@@ -66,6 +66,12 @@ public final class RoomClient: @unchecked Sendable {
     private var files: FileTransfers?
     private var joined = false
     private var pendingLines: [RoomCommand] = []
+    /// Lines sent but not yet acknowledged, numbered in `session` (servers with
+    /// `.acknowledgedText`): sent again after a reconnect, and relayed once by the server.
+    private var unacknowledged: [(sequence: UInt64, command: RoomCommand)] = []
+    private var nextSequence: UInt64 = 0
+    private let session = UInt64.random(in: 1...UInt64.max)
+    private var serverAcknowledges = false
     private var pendingFiles: [String] = []
     private var filesInFlight = 0
     private var finishing = false
@@ -169,19 +175,39 @@ public final class RoomClient: @unchecked Sendable {
     private func received(_ message: Message) {
         if let files, files.handle(message) { return }
         switch message {
-        case .hello(let hello): onEvent(.serverHello(name: hello.name))
+        case .hello(let hello):
+            serverAcknowledges = hello.capabilities.contains(.acknowledgedText)
+            onEvent(.serverHello(name: hello.name))
         case .welcome(let name):
             joined = true
             onEvent(.joined(as: name))
             joinWaiter?.resume()
             joinWaiter = nil
+            resendUnacknowledged()
             flushPending()
+        case .acknowledged(let through):
+            unacknowledged.removeAll { $0.sequence < through }
+            finishIfDone()
         case .text(let from, let to, let text): onEvent(.text(from: from, to: to.isEmpty ? nil : to, text: text))
         case .presence(let kind, let names): onEvent(.presence(kind, names: names))
         case .error(let code, let text):
             let error = ProtocolError(ProtocolError.Code(rawValue: code) ?? .malformedFrame, text)
             if !joined { failJoin(error) } else { onEvent(.serverError("\(ProtocolError.Code(rawValue: code)?.name ?? "error \(code)"): \(text)")) }
-        case .goodbye, .ping, .pong, .who, .fileOffer, .fileAccept, .fileChunk, .fileEnd, .fileResult: break
+        case .goodbye, .ping, .pong, .who, .session, .fileOffer, .fileAccept, .fileChunk, .fileEnd, .fileResult: break
+        }
+    }
+
+    /// After (re)joining: lines the previous connection may have lost go first, under their
+    /// old numbers, so that the server relays each once; a server that does not acknowledge
+    /// gets them as new lines.
+    private func resendUnacknowledged() {
+        guard let link else { return }
+        if serverAcknowledges {
+            link.send(.session(id: session, next: unacknowledged.first?.sequence ?? nextSequence))
+            for entry in unacknowledged { sendText(entry.command, over: link) }
+        } else {
+            pendingLines.insert(contentsOf: unacknowledged.map(\.command), at: 0)
+            unacknowledged = []
         }
     }
 
@@ -194,10 +220,22 @@ public final class RoomClient: @unchecked Sendable {
 
     private func deliver(_ command: RoomCommand, over link: PeerLink) {
         switch command {
-        case .say(let text): link.send(.text(from: "", to: "", text: text))
-        case .message(let to, let text): link.send(.text(from: "", to: to, text: text))
+        case .say, .message:
+            if serverAcknowledges {
+                unacknowledged.append((nextSequence, command))
+                nextSequence += 1
+            }
+            sendText(command, over: link)
         case .who: link.send(.who)
         case .send, .help: break
+        }
+    }
+
+    private func sendText(_ command: RoomCommand, over link: PeerLink) {
+        switch command {
+        case .say(let text): link.send(.text(from: "", to: "", text: text))
+        case .message(let to, let text): link.send(.text(from: "", to: to, text: text))
+        case .who, .send, .help: break
         }
     }
 
@@ -227,7 +265,7 @@ public final class RoomClient: @unchecked Sendable {
     }
 
     private func finishIfDone() {
-        guard finishing, pendingLines.isEmpty, pendingFiles.isEmpty, filesInFlight == 0 else { return }
+        guard finishing, pendingLines.isEmpty, unacknowledged.isEmpty, pendingFiles.isEmpty, filesInFlight == 0 else { return }
         if let link {
             if joined { link.goodbye("done") }
         } else {
@@ -244,7 +282,7 @@ public final class RoomClient: @unchecked Sendable {
         files = nil
         if joinWaiter != nil { return failJoin(ProtocolError(.handshakeTimeout, "the connection ended before the server welcomed us: \(reason)")) }
         guard wasJoined else { return } // a failed join is connect()'s to report (or to retry)
-        if finishing && pendingLines.isEmpty && pendingFiles.isEmpty && filesInFlight == 0 {
+        if finishing && pendingLines.isEmpty && unacknowledged.isEmpty && pendingFiles.isEmpty && filesInFlight == 0 {
             return end(.finished)
         }
         onEvent(.disconnected(reason: reason.description))
@@ -279,8 +317,10 @@ public final class RoomClient: @unchecked Sendable {
         queue.async { [self] in
             guard !isOver else { return }
             stopped = true
+            for entry in unacknowledged { onEvent(.notSent(describe(entry.command) + " (sent, but the server never confirmed it)")) }
             for command in pendingLines { onEvent(.notSent(describe(command))) }
             for path in pendingFiles { onEvent(.notSent("file \(path)")) }
+            unacknowledged = []
             pendingLines = []
             pendingFiles = []
             end(.failed("gave up reconnecting after \(allowed) attempts"))

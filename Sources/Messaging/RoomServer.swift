@@ -40,6 +40,7 @@ public final class RoomServer: @unchecked Sendable {
     public let queue: DispatchQueue
     private let onEvent: (Event) -> Void
     private var roster = Roster()
+    private var sessions = TextSessions()
     private var members: [Int: Member] = [:]
     private var nextID = 1
 
@@ -49,6 +50,9 @@ public final class RoomServer: @unchecked Sendable {
         let peer: String
         var name: String?
         var files: FileTransfers?
+        /// Set by SESSION: this member's TEXT frames are numbered from `nextSequence` on.
+        var session: UInt64?
+        var nextSequence: UInt64 = 0
         init(id: Int, link: PeerLink, peer: String) {
             self.id = id
             self.link = link
@@ -84,7 +88,17 @@ public final class RoomServer: @unchecked Sendable {
         guard let name = member.name else { return handshake(message, from: member) }
         if let files = member.files, files.handle(message) { return }
         switch message {
+        case .session(let id, let next):
+            member.session = id
+            member.nextSequence = next
+            sessions.open(id, next: next)
         case .text(_, let to, let text):
+            if let session = member.session {
+                let sequence = member.nextSequence
+                member.nextSequence += 1
+                defer { member.link.send(.acknowledged(through: member.nextSequence)) }
+                guard sessions.accept(sequence, in: session) else { return } // relayed before the connection broke
+            }
             if to.isEmpty {
                 broadcast(.text(from: name, to: "", text: text), except: member.id)
                 onEvent(.text(from: name, to: nil, text: text))
@@ -102,7 +116,7 @@ public final class RoomServer: @unchecked Sendable {
         case .hello: member.link.reject(ProtocolError(.malformedFrame, "HELLO was already received"))
         case .error(let code, let text):
             onEvent(.note("\(name) reported \(ProtocolError.Code(rawValue: code)?.name ?? "error \(code)"): \(text)"))
-        case .goodbye, .welcome, .presence, .ping, .pong, .fileOffer, .fileAccept, .fileChunk, .fileEnd, .fileResult: break
+        case .goodbye, .welcome, .presence, .acknowledged, .ping, .pong, .fileOffer, .fileAccept, .fileChunk, .fileEnd, .fileResult: break
         }
     }
 

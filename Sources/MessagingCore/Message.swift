@@ -12,6 +12,11 @@ public enum Message: Sendable, Hashable {
     case text(from: String, to: String, text: String)
     case who
     case presence(PresenceKind, names: [String])
+    /// Client → server, with `.acknowledgedText`: the TEXT frames that follow are numbered
+    /// `next`, `next + 1`, ... in this client's `session` (which outlives connections).
+    case session(id: UInt64, next: UInt64)
+    /// Server → client: every TEXT numbered below `through` was handled (relayed once).
+    case acknowledged(through: UInt64)
     case fileOffer(FileOffer)
     case fileAccept(id: UInt32, offset: UInt64)
     case fileChunk(id: UInt32, data: [UInt8])
@@ -39,7 +44,9 @@ public enum Message: Sendable, Hashable {
         public static let rooms = Capabilities(rawValue: 1)
         public static let files = Capabilities(rawValue: 2)
         public static let resume = Capabilities(rawValue: 4)
-        public static let all: Capabilities = [.rooms, .files, .resume]
+        /// SESSION and ACK: text survives a broken connection exactly once.
+        public static let acknowledgedText = Capabilities(rawValue: 8)
+        public static let all: Capabilities = [.rooms, .files, .resume, .acknowledgedText]
     }
 
     public enum PresenceKind: UInt8, Sendable, Hashable {
@@ -67,7 +74,7 @@ public enum Message: Sendable, Hashable {
 
     enum Kind: UInt16 {
         case hello = 0x01, welcome = 0x02, goodbye = 0x03, error = 0x04, ping = 0x05, pong = 0x06
-        case text = 0x10, who = 0x11, presence = 0x12
+        case text = 0x10, who = 0x11, presence = 0x12, session = 0x13, acknowledged = 0x14
         case fileOffer = 0x20, fileAccept = 0x21, fileChunk = 0x22, fileEnd = 0x23, fileResult = 0x24
     }
 
@@ -111,6 +118,10 @@ public enum Message: Sendable, Hashable {
             var names: [String] = []
             for _ in 0..<count { names.append(try reader.string("names")) }
             self = .presence(presenceKind, names: names)
+        case .session:
+            let id = try reader.integer(UInt64.self, "id")
+            self = .session(id: id, next: try reader.integer(UInt64.self, "next"))
+        case .acknowledged: self = .acknowledged(through: try reader.integer(UInt64.self, "through"))
         case .fileOffer:
             let id = try reader.integer(UInt32.self, "id")
             let size = try reader.integer(UInt64.self, "size")
@@ -184,6 +195,8 @@ public enum Message: Sendable, Hashable {
             writer.integer(presenceKind.rawValue)
             writer.integer(UInt16(min(names.count, Int(UInt16.max))))
             names.prefix(Int(UInt16.max)).forEach { writer.string($0) }
+        case .session(let id, let next): kind = .session; writer.integer(id); writer.integer(next)
+        case .acknowledged(let through): kind = .acknowledged; writer.integer(through)
         case .fileOffer(let offer):
             kind = .fileOffer
             writer.integer(offer.id)

@@ -15,6 +15,8 @@ final class MessageTests: XCTestCase {
         .who,
         .presence(.list, names: ["server", "alice", "bob"]),
         .presence(.left, names: []),
+        .session(id: .max, next: 7),
+        .acknowledged(through: 8),
         .fileOffer(.init(id: 3, size: 1 << 40, digest: Array(0..<32), name: "../x.bin")),
         .fileAccept(id: 3, offset: 12345),
         .fileChunk(id: 3, data: [0, 1, 2, 255]),
@@ -43,7 +45,7 @@ final class MessageTests: XCTestCase {
     }
 
     func testHelloLayout() {
-        XCTAssertEqual(Message.hello(.init(name: "a")).frame.payload, Array("P2PM".utf8) + [0, 1, 0, 0, 0, 7, 0, 1, 0x61])
+        XCTAssertEqual(Message.hello(.init(name: "a")).frame.payload, Array("P2PM".utf8) + [0, 1, 0, 0, 0, 15, 0, 1, 0x61])
     }
 
     func testUnknownTypeAndFlagsAreReported() {

@@ -108,6 +108,39 @@ final class RoomServerLoopbackTests: XCTestCase {
         clientQueue.sync { links.forEach { $0.connection.close() } }
     }
 
+    func testTextSentAgainInTheSameSessionIsRelayedOnce() async throws {
+        let (_, listener) = try startRoom(maximumMembers: 10, queue: DispatchQueue(label: "test.session.server"))
+        defer { listener.cancel() }
+        let clientQueue = DispatchQueue(label: "test.session.clients")
+        let heard = Mutex<[String]>([])
+        let acknowledged = Mutex<UInt64>(0)
+        let listenerLink = try await connectMember("listener", to: listener, queue: clientQueue) { message in
+            if case .text(_, _, let text) = message { heard.withLock { $0.append(text) } }
+        }
+        let onAck = { (message: Message) in
+            if case .acknowledged(let through) = message { acknowledged.withLock { $0 = through } }
+        }
+        let first = try await connectMember("talker", to: listener, queue: clientQueue, onMessage: onAck)
+        clientQueue.sync {
+            first.send(.session(id: 42, next: 0))
+            first.send(.text(from: "", to: "", text: "one"))
+            first.send(.text(from: "", to: "", text: "two"))
+        }
+        try await waitUntil { acknowledged.withLock { $0 } == 2 }
+        clientQueue.sync { first.connection.close() }
+        // A new connection, as after a break that lost the ACK for "two": it is sent again.
+        let second = try await connectMember("talker", to: listener, queue: clientQueue, onMessage: onAck)
+        clientQueue.sync {
+            second.send(.session(id: 42, next: 1))
+            second.send(.text(from: "", to: "", text: "two"))
+            second.send(.text(from: "", to: "", text: "three"))
+        }
+        try await waitUntil { acknowledged.withLock { $0 } == 3 }
+        try await waitUntil { heard.withLock { $0.count } >= 3 }
+        XCTAssertEqual(heard.withLock { $0 }, ["one", "two", "three"])
+        clientQueue.sync { [listenerLink, second].forEach { $0.connection.close() } }
+    }
+
     struct TimedOut: Error {}
 
     /// Polls `condition`; fails the test (and throws) when it is still false after `timeout`.
