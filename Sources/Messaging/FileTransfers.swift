@@ -42,6 +42,12 @@ public final class FileTransfers: @unchecked Sendable {
     private var outgoing: [Outgoing] = []
     private var incoming: [UInt32: Incoming] = [:]
     private var nextID: UInt32 = 1
+    /// Writes, hashes and closes received files in the order their frames arrived, so that
+    /// the link's queue keeps receiving meanwhile (two cores instead of one).
+    private let disk = DispatchQueue(label: "svc.files.disk")
+    /// Received file data not yet written; above `diskBacklogLimit` the link stops reading.
+    private var diskBacklog = 0
+    private static let diskBacklogLimit = 8 << 20
     /// Where chunks are read from disk; allocated only while a file is being sent (a room
     /// of 1,000 idle members would otherwise hold 1 GiB of them).
     private var buffer: [UInt8] = []
@@ -63,12 +69,14 @@ public final class FileTransfers: @unchecked Sendable {
         }
     }
 
-    private final class Incoming {
+    /// Used on the link's queue, except `hash`, which the disk queue feeds.
+    private final class Incoming: @unchecked Sendable {
         let offer: Message.FileOffer
         let fd: Int32
         let partialPath: String
         let hash: SHA256
         let startOffset: UInt64
+        /// Bytes accepted so far (handed to `disk`, perhaps not written yet).
         var received: UInt64
         init(offer: Message.FileOffer, fd: Int32, partialPath: String, hash: SHA256, startOffset: UInt64) {
             self.offer = offer
@@ -231,19 +239,35 @@ public final class FileTransfers: @unchecked Sendable {
             dropIncoming(id, deletingData: true)
             return refuse(id, .refused, "more data than the \(transfer.offer.size) bytes offered", name: transfer.offer.name)
         }
+        let offset = transfer.received
+        transfer.received += UInt64(data.count)
+        diskBacklog += data.count
+        if diskBacklog > FileTransfers.diskBacklogLimit { link.connection.pauseReading() }
+        let queue = link.queue
+        disk.async { [self] in
+            let failure = Self.write(data, to: transfer.fd, at: offset)
+            if failure == nil { transfer.hash.update(data) }
+            queue.async { [self] in
+                diskBacklog -= data.count
+                if diskBacklog <= FileTransfers.diskBacklogLimit { link.connection.resumeReading() }
+                if let failure, incoming[id] === transfer {
+                    dropIncoming(id, deletingData: false)
+                    refuse(id, .writeFailed, "writing to the inbox failed: \(failure)", name: transfer.offer.name)
+                }
+            }
+        }
+    }
+
+    /// Writes all of `data` at `offset`; returns why it failed, or nil.
+    private static func write(_ data: [UInt8], to fd: Int32, at offset: UInt64) -> String? {
         var written = 0
         while written < data.count {
-            let count = data[written...].withUnsafeBytes { pwrite(transfer.fd, $0.baseAddress, $0.count, off_t(transfer.received) + off_t(written)) }
+            let count = data[written...].withUnsafeBytes { pwrite(fd, $0.baseAddress, $0.count, off_t(offset) + off_t(written)) }
             if count < 0 && errno == EINTR { continue }
-            guard count > 0 else {
-                let reason = String(cString: strerror(errno))
-                dropIncoming(id, deletingData: false)
-                return refuse(id, .writeFailed, "writing to the inbox failed: \(reason)", name: transfer.offer.name)
-            }
+            guard count > 0 else { return String(cString: strerror(errno)) }
             written += count
         }
-        transfer.hash.update(data)
-        transfer.received += UInt64(data.count)
+        return nil
     }
 
     private func ended(_ id: UInt32) {
@@ -255,26 +279,36 @@ public final class FileTransfers: @unchecked Sendable {
             dropIncoming(id, deletingData: false)
             return refuse(id, .refused, "the transfer ended after \(transfer.received) of \(transfer.offer.size) bytes", name: name)
         }
-        guard transfer.hash.finish() == transfer.offer.digest else {
-            dropIncoming(id, deletingData: true)
-            return refuse(id, .checksumMismatch, "the SHA-256 of the data received does not match the offer; nothing was stored", name: name)
-        }
-        fsync(transfer.fd)
-        dropIncoming(id, deletingData: false)
-        do throws(FileError) {
-            let stored = try inbox.store(partial: transfer.partialPath, offeredName: name)
-            link.send(.fileResult(id: id, status: .stored, message: stored))
-            onEvent(.stored(SentFile(path: inbox.directory + "/" + stored, storedAs: stored, size: transfer.offer.size,
-                                     startOffset: transfer.startOffset, digest: transfer.offer.digest)))
-        } catch {
-            refuse(id, .writeFailed, error.message, name: name)
+        let queue = link.queue
+        // After the last write: the digest of everything written, then the data on disk.
+        disk.async { [self] in
+            let digest = transfer.hash.finish()
+            fsync(transfer.fd)
+            queue.async { [self] in
+                guard incoming[id] === transfer else { return } // a write failed, or the link ended
+                guard digest == transfer.offer.digest else {
+                    dropIncoming(id, deletingData: true)
+                    return refuse(id, .checksumMismatch, "the SHA-256 of the data received does not match the offer; nothing was stored", name: name)
+                }
+                dropIncoming(id, deletingData: false)
+                do throws(FileError) {
+                    let stored = try inbox.store(partial: transfer.partialPath, offeredName: name)
+                    link.send(.fileResult(id: id, status: .stored, message: stored))
+                    onEvent(.stored(SentFile(path: inbox.directory + "/" + stored, storedAs: stored, size: transfer.offer.size,
+                                             startOffset: transfer.startOffset, digest: transfer.offer.digest)))
+                } catch {
+                    refuse(id, .writeFailed, error.message, name: name)
+                }
+            }
         }
     }
 
     private func dropIncoming(_ id: UInt32, deletingData: Bool) {
         guard let transfer = incoming.removeValue(forKey: id) else { return }
-        close(transfer.fd)
-        if deletingData { unlink(transfer.partialPath) }
+        disk.async {  // after the writes still on their way
+            close(transfer.fd)
+            if deletingData { unlink(transfer.partialPath) }
+        }
         inbox?.receiving.remove(transfer.offer.digest)
     }
 

@@ -41,6 +41,7 @@ public final class Connection: @unchecked Sendable {
     private var outbox: [UInt8] = []
     private var outboxStart = 0
     private var isWriteSourceRunning = false
+    private var isReadSourceSuspended = false
     private var isFinishing = false
     private var didShutDownSending = false
     private var peerSentEOF = false
@@ -163,6 +164,17 @@ public final class Connection: @unchecked Sendable {
     /// Closes at once; queued bytes are dropped. `onClose` gets `.closedLocally`.
     public func close() { close(.closedLocally) }
 
+    /// Stops reading until `resumeReading()`: for a consumer slower than the network (a
+    /// disk), so that received data waits in the kernel (and TCP slows the sender) instead
+    /// of piling up in memory.
+    public func pauseReading() {
+        setReadSourceRunning(false)
+    }
+
+    public func resumeReading() {
+        if !peerSentEOF { setReadSourceRunning(true) }
+    }
+
 
     private func readAvailable() {
         guard !isClosed else { return }
@@ -193,7 +205,7 @@ public final class Connection: @unchecked Sendable {
     /// EOF from the peer: deliver what we still owe it, then close.
     private func peerFinished() {
         peerSentEOF = true
-        readSource.suspend()
+        setReadSourceRunning(false)
         isFinishing = true
         flush()
     }
@@ -252,6 +264,12 @@ public final class Connection: @unchecked Sendable {
         if peerSentEOF { close(.closedByPeer) }
     }
 
+    private func setReadSourceRunning(_ running: Bool) {
+        guard !isClosed, running == isReadSourceSuspended else { return }
+        isReadSourceSuspended = !running
+        if running { readSource.resume() } else { readSource.suspend() }
+    }
+
     private func setWriteSourceRunning(_ running: Bool) {
         guard running != isWriteSourceRunning else { return }
         isWriteSourceRunning = running
@@ -263,7 +281,7 @@ public final class Connection: @unchecked Sendable {
         isClosed = true
         readSource.cancel()
         writeSource.cancel()
-        if peerSentEOF { readSource.resume() }
+        if isReadSourceSuspended { readSource.resume() }
         if !isWriteSourceRunning { writeSource.resume() }
         let handler = onClose
         onBytes = { _ in }
