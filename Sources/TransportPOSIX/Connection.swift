@@ -73,6 +73,9 @@ public final class Connection: @unchecked Sendable {
         self.peer = peer
         self.queue = queue
         self.outboxLimit = outboxLimit
+        // Small sends are gathered here already; Nagle's algorithm on top held a small frame
+        // back for the peer's delayed ACK (40 ms before svc-connect could say goodbye).
+        try? socket.setOption(Int32(IPPROTO_TCP), Int32(TCP_NODELAY), 1, "TCP_NODELAY")
         readSource = DispatchSource.makeReadSource(fileDescriptor: socket.fd, queue: queue)
         writeSource = DispatchSource.makeWriteSource(fileDescriptor: socket.fd, queue: queue)
     }
