@@ -44,6 +44,7 @@ public final class PeerLink: @unchecked Sendable {
     public var queue: DispatchQueue { connection.queue }
     private var decoder = FrameDecoder()
     private var sendBuffer: [UInt8] = []
+    private let timerLeeway: DispatchTimeInterval
     private var liveness: Liveness
     private var timer: (any DispatchSourceTimer)?
     private var goodbyeReason: String?
@@ -60,6 +61,9 @@ public final class PeerLink: @unchecked Sendable {
     public init(_ connection: Connection, handshakeTimeout: Duration?, heartbeatInterval: Duration, allowedMisses: Int = 3) {
         self.connection = connection
         liveness = Liveness(now: .now, handshakeTimeout: handshakeTimeout, heartbeatInterval: heartbeatInterval, allowedMisses: allowedMisses)
+        // Heartbeats need no precision: a tenth of the interval lets libdispatch fire the
+        // timers of many links together, one thread wake-up for many (1,000 idle members).
+        timerLeeway = .nanoseconds(Int(min(max(heartbeatInterval / 10, .milliseconds(1)), .seconds(1)).nanoseconds))
     }
 
     /// Starts reading. `onMessage` gets every message except `PING`/`PONG`; `onEnd` is
@@ -144,22 +148,24 @@ public final class PeerLink: @unchecked Sendable {
         }
     }
 
+    /// One timer for the link's life, moved to the next deadline after each tick.
     private func scheduleTimer() {
-        timer?.cancel()
-        let timer = DispatchSource.makeTimerSource(queue: queue)
-        let delay = max(.zero, liveness.nextDeadline - .now)
-        timer.schedule(deadline: .now() + .nanoseconds(Int(delay.nanoseconds)))
-        timer.setEventHandler { [self] in
-            switch liveness.tick(at: .now) {
-            case .ping(let token): send(.ping(token: token))
-            case .handshakeTimedOut: reject(ProtocolError(.handshakeTimeout, "no HELLO arrived within the handshake timeout"))
-            case .peerSilent: reject(ProtocolError(.heartbeatTimeout, "no sign of life after \(liveness.allowedMisses) pings"))
-            case nil: break
+        if timer == nil {
+            let timer = DispatchSource.makeTimerSource(queue: queue)
+            timer.setEventHandler { [self] in  // the link lives while its timer does; ended() cancels it
+                switch liveness.tick(at: .now) {
+                case .ping(let token): send(.ping(token: token))
+                case .handshakeTimedOut: reject(ProtocolError(.handshakeTimeout, "no HELLO arrived within the handshake timeout"))
+                case .peerSilent: reject(ProtocolError(.heartbeatTimeout, "no sign of life after \(liveness.allowedMisses) pings"))
+                case nil: break
+                }
+                if connection.isOpen { scheduleTimer() }
             }
-            if connection.isOpen { scheduleTimer() }
+            self.timer = timer
+            timer.resume()
         }
-        timer.resume()
-        self.timer = timer
+        let delay = max(.zero, liveness.nextDeadline - .now)
+        timer?.schedule(deadline: .now() + .nanoseconds(Int(delay.nanoseconds)), leeway: timerLeeway)
     }
 
     private func ended(_ reason: Connection.CloseReason) {
