@@ -120,21 +120,20 @@ final class RoomServerLoopbackTests: XCTestCase {
         let onAck = { (message: Message) in
             if case .acknowledged(let through) = message { acknowledged.withLock { $0 = through } }
         }
-        let first = try await connectMember("talker", to: listener, queue: clientQueue, onMessage: onAck)
-        clientQueue.sync {
-            first.send(.session(id: 42, next: 0))
-            first.send(.text(from: "", to: "", text: "one"))
-            first.send(.text(from: "", to: "", text: "two"))
+        /// Joins as "talker" in session 42, its next TEXT numbered `next`, and sends `texts`.
+        func talk(from next: UInt64, _ texts: [String]) async throws -> PeerLink {
+            let link = try await connectMember("talker", to: listener, queue: clientQueue, onMessage: onAck)
+            clientQueue.sync {
+                link.send(.session(id: 42, next: next))
+                texts.forEach { link.send(.text(from: "", to: "", text: $0)) }
+            }
+            return link
         }
+        let first = try await talk(from: 0, ["one", "two"])
         try await waitUntil { acknowledged.withLock { $0 } == 2 }
         clientQueue.sync { first.connection.close() }
         // A new connection, as after a break that lost the ACK for "two": it is sent again.
-        let second = try await connectMember("talker", to: listener, queue: clientQueue, onMessage: onAck)
-        clientQueue.sync {
-            second.send(.session(id: 42, next: 1))
-            second.send(.text(from: "", to: "", text: "two"))
-            second.send(.text(from: "", to: "", text: "three"))
-        }
+        let second = try await talk(from: 1, ["two", "three"])
         try await waitUntil { acknowledged.withLock { $0 } == 3 }
         try await waitUntil { heard.withLock { $0.count } >= 3 }
         XCTAssertEqual(heard.withLock { $0 }, ["one", "two", "three"])
