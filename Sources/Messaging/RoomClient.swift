@@ -264,8 +264,13 @@ public final class RoomClient: @unchecked Sendable {
         }
     }
 
+    /// No line waits to be sent or acknowledged, and no file is on its way.
+    private var everythingDelivered: Bool {
+        pendingLines.isEmpty && unacknowledged.isEmpty && pendingFiles.isEmpty && filesInFlight == 0
+    }
+
     private func finishIfDone() {
-        guard finishing, pendingLines.isEmpty, unacknowledged.isEmpty, pendingFiles.isEmpty, filesInFlight == 0 else { return }
+        guard finishing, everythingDelivered else { return }
         if let link {
             if joined { link.goodbye("done") }
         } else {
@@ -282,7 +287,7 @@ public final class RoomClient: @unchecked Sendable {
         files = nil
         if joinWaiter != nil { return failJoin(ProtocolError(.handshakeTimeout, "the connection ended before the server welcomed us: \(reason)")) }
         guard wasJoined else { return } // a failed join is connect()'s to report (or to retry)
-        if finishing && pendingLines.isEmpty && unacknowledged.isEmpty && pendingFiles.isEmpty && filesInFlight == 0 {
+        if finishing && everythingDelivered {
             return end(.finished)
         }
         onEvent(.disconnected(reason: reason.description))

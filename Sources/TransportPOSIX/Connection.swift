@@ -59,7 +59,7 @@ public final class Connection: @unchecked Sendable {
     private static let largeRead = 262144
     /// Sends at least this large go to the kernel at once; smaller ones are gathered and
     /// written together at the end of the queue's current work item (one write for many
-    /// small messages sent in a row: 0.8 M to N M 64-byte messages a second).
+    /// small messages sent in a row: 0.8 M to 4.3 M 64-byte messages a second).
     private static let directWriteMinimum = 16384
     /// An emptied outbox keeps at most this much memory: idle connections stay small.
     private static let idleCapacity = 16384
@@ -174,6 +174,7 @@ public final class Connection: @unchecked Sendable {
         setReadSourceRunning(false)
     }
 
+    /// Reads again after `pauseReading()` (unless the peer has finished sending).
     public func resumeReading() {
         if !peerSentEOF { setReadSourceRunning(true) }
     }
