@@ -9,7 +9,7 @@ final class DaemonTests: XCTestCase {
         tool.waitForEvent { $0["event"] as? String == "registered" }?["name"] as? String
     }
 
-    func listing(on host: String, lan: String = "main") throws -> [String] {
+    func listing(on host: String, lan: String = TestLAN.main) throws -> [String] {
         let browser = try TestLAN.run("svc-browse", on: host, lan: lan, ["--once", "--json"])
         _ = browser.waitForExit()
         return browser.jsonEvents.compactMap { $0["name"] as? String }
@@ -144,14 +144,14 @@ final class DaemonTests: XCTestCase {
 
     func testIPv6LinkLocalOnly() throws {
         let name = TestLAN.uniqueName("v6")
-        let hostA = try TestLAN.addresses(of: "a", lan: "v6")
+        let hostA = try TestLAN.addresses(of: "a", lan: TestLAN.ipv6Only)
         XCTAssertEqual(hostA.ipv4, "", "the v6 LAN has no IPv4")
-        let publisher = try TestLAN.run("svc-publish", on: "a", lan: "v6", ["--name", name, "--json"])
+        let publisher = try TestLAN.run("svc-publish", on: "a", lan: TestLAN.ipv6Only, ["--name", name, "--json"])
         let port = try XCTUnwrap(publisher.waitForEvent { $0["event"] as? String == "registered" }?["port"] as? Int, publisher.transcript)
-        let browser = try TestLAN.run("svc-browse", on: "b", lan: "v6", ["--resolve", "--json"])
+        let browser = try TestLAN.run("svc-browse", on: "b", lan: TestLAN.ipv6Only, ["--resolve", "--json"])
         let added = try XCTUnwrap(browser.waitForEvent { $0["event"] as? String == "added" && $0["name"] as? String == name }, browser.transcript)
         XCTAssertEqual(added["addresses"] as? [String], ["\(hostA.ipv6)%veth0"])
-        let client = try TestLAN.run("svc-connect", on: "b", lan: "v6", [name, "--message", "over v6"])
+        let client = try TestLAN.run("svc-connect", on: "b", lan: TestLAN.ipv6Only, [name, "--message", "over v6"])
         XCTAssertEqual(client.waitForExit(), 0, client.transcript)
         XCTAssertEqual(client.stdout.first, "hello from \(name)")
         XCTAssertTrue(client.stderr.contains { $0.contains("at [\(hostA.ipv6)%veth0]:\(port) (IPv6") }, client.transcript)

@@ -10,6 +10,12 @@ enum TestLAN {
 
     static var lanScript: String? { environment["SVC_LAN"] }
 
+    /// The dual-stack LAN's name (Scripts/test sets SVC_TEST_LAN; "main" unless given), so
+    /// that two test runs on one machine use LANs of their own.
+    static let main = environment["SVC_TEST_LAN"] ?? "main"
+    /// The IPv6-only LAN's name (SVC_TEST_LAN_V6; "v6" unless given).
+    static let ipv6Only = environment["SVC_TEST_LAN_V6"] ?? "v6"
+
     static var binDirectory: String {
         if let dir = environment["SVC_BIN_DIR"] { return dir }
         // The test runner is an executable next to the tools in the build directory.
@@ -32,24 +38,24 @@ enum TestLAN {
         throw XCTSkip("needs the virtual LAN: run Scripts/test")
     }
 
-    /// Runs a tool on a virtual host of a LAN ("main" unless given).
-    static func run(_ tool: String, on host: String, lan: String = "main", _ arguments: [String]) throws -> ToolProcess {
+    /// Runs a tool on a virtual host of a LAN (`TestLAN.main` unless given).
+    static func run(_ tool: String, on host: String, lan: String = TestLAN.main, _ arguments: [String]) throws -> ToolProcess {
         try ToolProcess(lanScript!, ["--lan", lan, "exec", host, self.tool(tool)] + arguments, label: "\(tool)@\(lan)-\(host)")
     }
 
     /// Runs any command on a virtual host.
-    static func command(on host: String, lan: String = "main", _ arguments: [String]) throws -> ToolProcess {
+    static func command(on host: String, lan: String = TestLAN.main, _ arguments: [String]) throws -> ToolProcess {
         try ToolProcess(lanScript!, ["--lan", lan, "exec", host] + arguments, label: "\(arguments[0])@\(lan)-\(host)")
     }
 
     /// Runs Scripts/lan itself (e.g. `daemon restart a`) and waits for it.
     @discardableResult
-    static func control(_ arguments: [String], lan: String = "main") throws -> Int32? {
+    static func control(_ arguments: [String], lan: String = TestLAN.main) throws -> Int32? {
         try ToolProcess(lanScript!, ["--lan", lan] + arguments, label: "lan").waitForExit(timeout: 30)
     }
 
     /// The host's settings as `Scripts/lan env` prints them (NETNS, BUS, IFACE, IPV4, IPV6).
-    static func settings(of host: String, lan: String = "main") throws -> [String: String] {
+    static func settings(of host: String, lan: String = TestLAN.main) throws -> [String: String] {
         let env = try ToolProcess(lanScript!, ["--lan", lan, "env", host], label: "lan env")
         _ = env.waitForExit()
         return Dictionary(env.stdout.compactMap { line -> (String, String)? in
@@ -59,7 +65,7 @@ enum TestLAN {
     }
 
     /// The host's addresses as Scripts/lan reports them.
-    static func addresses(of host: String, lan: String = "main") throws -> (ipv4: String, ipv6: String) {
+    static func addresses(of host: String, lan: String = TestLAN.main) throws -> (ipv4: String, ipv6: String) {
         let values = try settings(of: host, lan: lan)
         return (values["IPV4"] ?? "", values["IPV6"] ?? "")
     }
