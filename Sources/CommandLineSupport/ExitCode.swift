@@ -25,6 +25,9 @@ public struct ExitCode: Sendable, Hashable, CustomStringConvertible {
     /// EX_TEMPFAIL: a timeout; trying again later may work.
     public static let temporaryFailure = ExitCode(75)
 
+    /// 128 + SIGINT: the user interrupted the tool (Ctrl-C), as shells report it.
+    public static let interrupted = ExitCode(130)
+
     public var description: String { String(rawValue) }
 }
 

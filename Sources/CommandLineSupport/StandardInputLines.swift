@@ -3,11 +3,13 @@ import Glibc
 import TransportCore
 
 /// Reads standard input line by line on a thread of its own (blocking reads, so the
-/// terminal's file flags are never changed) and hands each line to a queue.
+/// terminal's file flags are never changed).
 public enum StandardInputLines {
-    /// Starts reading. `onLine` runs on `queue` for each line (without its ending, invalid
-    /// UTF-8 replaced); `onEnd` runs once at end of input or on a read error.
-    public static func start(queue: DispatchQueue, maximumLineLength: Int = 65536,
+    /// Starts reading. `onLine` runs on the reading thread for each line (without its ending,
+    /// invalid UTF-8 replaced), one at a time: while it blocks, nothing more is read, which is
+    /// how a slow consumer slows down a fast producer (a pipe) without buffering it. `onEnd`
+    /// runs once, on the same thread, at end of input or on a read error.
+    public static func start(maximumLineLength: Int = 65536,
                              onLine: @escaping @Sendable (String) -> Void, onEnd: @escaping @Sendable () -> Void) {
         let thread = DispatchQueue(label: "svc.stdin")
         thread.async {
@@ -18,20 +20,14 @@ public enum StandardInputLines {
                 if count < 0 && errno == EINTR { continue }
                 guard count > 0 else { break }
                 do {
-                    for line in try framer.feed(buffer[..<count]) {
-                        let text = String(decoding: line, as: UTF8.self)
-                        queue.async { onLine(text) }
-                    }
+                    for line in try framer.feed(buffer[..<count]) { onLine(String(decoding: line, as: UTF8.self)) }
                 } catch {
                     Console.error("standard input: \(error); the rest of the input is ignored")
                     break
                 }
             }
-            if let last = framer.finish() {
-                let text = String(decoding: last, as: UTF8.self)
-                queue.async { onLine(text) }
-            }
-            queue.async { onEnd() }
+            if let last = framer.finish() { onLine(String(decoding: last, as: UTF8.self)) }
+            onEnd()
         }
     }
 }

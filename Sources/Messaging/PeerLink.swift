@@ -40,9 +40,13 @@ public final class PeerLink: @unchecked Sendable {
         }
     }
 
+    /// The largest frame payload a peer may send before its handshake completed: a HELLO
+    /// needs a few hundred bytes, so a connection that never says HELLO costs at most this.
+    public static let handshakeFrameLimit = 4096
+
     public let connection: Connection
     public var queue: DispatchQueue { connection.queue }
-    private var decoder = FrameDecoder()
+    private var decoder: FrameDecoder
     private var sendBuffer: [UInt8] = []
     private let timerLeeway: DispatchTimeInterval
     private var liveness: Liveness
@@ -60,6 +64,7 @@ public final class PeerLink: @unchecked Sendable {
     ///     pings the link ends with `heartbeat-timeout`.
     public init(_ connection: Connection, handshakeTimeout: Duration?, heartbeatInterval: Duration, allowedMisses: Int = 3) {
         self.connection = connection
+        decoder = FrameDecoder(maximumPayload: handshakeTimeout == nil ? Frame.maximumPayload : PeerLink.handshakeFrameLimit)
         liveness = Liveness(now: .now, handshakeTimeout: handshakeTimeout, heartbeatInterval: heartbeatInterval, allowedMisses: allowedMisses)
         // Heartbeats need no precision: a tenth of the interval lets libdispatch fire the
         // timers of many links together, one thread wake-up for many (1,000 idle members).
@@ -92,14 +97,20 @@ public final class PeerLink: @unchecked Sendable {
         connection.send(Message.fileChunkHeader(id: id, dataCount: data.count)) && connection.send(data)
     }
 
-    /// The peer finished its handshake; only heartbeats apply from now on.
-    public func handshakeCompleted() { liveness.handshakeCompleted() }
+    /// The peer finished its handshake; only heartbeats apply from now on, and frames may be
+    /// as large as the protocol allows.
+    public func handshakeCompleted() {
+        liveness.handshakeCompleted()
+        decoder.maximumPayload = Frame.maximumPayload
+    }
 
     /// Tells the peer what it did wrong, and closes when the error requires it.
     public func reject(_ error: ProtocolError) {
+        guard violation == nil else { return }
         send(.error(error))
         if error.code.closesConnection {
             violation = error
+            decoder = FrameDecoder(maximumPayload: 0) // frees what was buffered
             finishWithin(.seconds(1))
         }
     }
@@ -120,9 +131,12 @@ public final class PeerLink: @unchecked Sendable {
     }
 
     private func received(_ bytes: [UInt8]) {
+        // After a violation that ends the link nothing the peer sends is looked at (it gets
+        // the grace of `finishWithin` to read our ERROR, not to be served).
+        guard violation == nil else { return }
         decoder.feed(bytes)
         liveness.heard(at: .now)
-        while !connection.isClosed { // after finish() we no longer send, but still receive
+        while !connection.isClosed, violation == nil { // after finish() we no longer send, but still receive
             let frame: Frame
             do throws(ProtocolError) {
                 guard let next = try decoder.next() else { return }

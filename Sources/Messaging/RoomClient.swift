@@ -20,8 +20,12 @@ public final class RoomClient: @unchecked Sendable {
         public var reconnect = true
         public var backoffInitial: Duration = .seconds(1)
         public var backoffMaximum: Duration = .seconds(64)
-        /// Lines kept while disconnected; more are reported as not sent.
+        /// Lines kept while disconnected; more are reported as not sent (`submit`; see
+        /// `submitWhenRoom` for producers that can wait instead).
         public var queueLimit = 1000
+        /// Text that `submitWhenRoom` lets be on its way (queued or not yet acknowledged) at
+        /// once: what a reconnect sends again in one go stays far below a connection's outbox.
+        public var maximumBytesInFlight = 1 << 20
         public var heartbeatInterval: Duration = .seconds(15)
         /// Where files from the server go; nil refuses them.
         public var inbox: Inbox?
@@ -56,11 +60,14 @@ public final class RoomClient: @unchecked Sendable {
         case closedByServer(String)
         /// The connection broke and could not be restored.
         case failed(String)
+        /// `stop()` ended the session (e.g. the user pressed Ctrl-C).
+        case interrupted
     }
 
     private let options: Options
     private let queue = DispatchQueue(label: "svc.room.client")
     private let onEvent: @Sendable (Event) -> Void
+    private let window: FlowWindow
     // All below: on `queue`.
     private var link: PeerLink?
     private var files: FileTransfers?
@@ -68,8 +75,14 @@ public final class RoomClient: @unchecked Sendable {
     private var pendingLines: [RoomCommand] = []
     /// Lines sent but not yet acknowledged, numbered in `session` (servers with
     /// `.acknowledgedText`): sent again after a reconnect, and relayed once by the server.
+    /// Numbers are consecutive from `unacknowledgedStart`'s entry on, so an ACK removes a
+    /// prefix: O(1) a line.
     private var unacknowledged: [(sequence: UInt64, command: RoomCommand)] = []
+    private var unacknowledgedStart = 0
+    private var unacknowledgedCount: Int { unacknowledged.count - unacknowledgedStart }
     private var nextSequence: UInt64 = 0
+    /// The server's HELLO on this connection was seen (a second one is ignored).
+    private var serverHelloSeen = false
     private let session = UInt64.random(in: 1...UInt64.max)
     private var serverAcknowledges = false
     private var pendingFiles: [String] = []
@@ -88,6 +101,7 @@ public final class RoomClient: @unchecked Sendable {
     public init(options: Options, onEvent: @escaping @Sendable (Event) -> Void) {
         self.options = options
         self.onEvent = onEvent
+        window = FlowWindow(limit: options.maximumBytesInFlight)
     }
 
     /// Finds the server, connects and joins the room.
@@ -104,6 +118,10 @@ public final class RoomClient: @unchecked Sendable {
         let joinTimeout = remaining()
         try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
             queue.async { [self] in
+                guard !isOver else {
+                    socket.close()
+                    return continuation.resume(throwing: ProtocolError(.handshakeTimeout, "the session already ended"))
+                }
                 joinWaiter = continuation
                 joinAttempt += 1
                 let attempt = joinAttempt
@@ -124,8 +142,23 @@ public final class RoomClient: @unchecked Sendable {
         }
     }
 
+    /// Like `submit`, but first waits, blocking the calling thread, until the text on its way
+    /// (queued, or sent and not yet acknowledged) leaves room for this line: a producer faster
+    /// than the network (a 50 MB pipe) is slowed down instead of filling memory or losing lines.
+    /// - Important: call it from a thread of the producer's own (e.g. the one reading standard
+    ///   input), never from a queue that the client's events need.
+    public func submitWhenRoom(_ command: RoomCommand) {
+        if Self.holdsWindow(command) { window.acquire(Self.weight(of: command)) }
+        enqueue(command, reserved: true)
+    }
+
     /// Sends a line (queued while disconnected).
     public func submit(_ command: RoomCommand) {
+        enqueue(command, reserved: false)
+    }
+
+    private func enqueue(_ command: RoomCommand, reserved: Bool) {
+        if !reserved, Self.holdsWindow(command) { window.take(Self.weight(of: command)) }
         queue.async { [self] in
             switch command {
             case .send(_, let path):
@@ -133,7 +166,7 @@ public final class RoomClient: @unchecked Sendable {
                 if joined { startFiles() }
             default:
                 guard joined, let link else {
-                    guard pendingLines.count < options.queueLimit else { return onEvent(.notSent(describe(command))) }
+                    guard reserved || pendingLines.count < options.queueLimit else { return notSent(command) }
                     pendingLines.append(command)
                     return
                 }
@@ -155,11 +188,14 @@ public final class RoomClient: @unchecked Sendable {
         queue.async { [self] in
             stopped = true
             finishing = true
-            for command in pendingLines { onEvent(.notSent(describe(command))) }
+            for entry in unacknowledged[unacknowledgedStart...] { notSent(entry.command, " (sent, but the server never confirmed it)") }
+            for command in pendingLines { notSent(command) }
             for path in pendingFiles { onEvent(.notSent("file \(path)")) }
+            unacknowledged = []
+            unacknowledgedStart = 0
             pendingLines = []
             pendingFiles = []
-            if let link { link.goodbye("stopped") } else { end(.finished) }
+            if let link { link.goodbye("stopped") } else { end(.interrupted) }
         }
     }
 
@@ -167,6 +203,7 @@ public final class RoomClient: @unchecked Sendable {
         let link = PeerLink(Connection(socket: socket, peer: endpoint, queue: queue), handshakeTimeout: nil,
                             heartbeatInterval: options.heartbeatInterval)
         self.link = link
+        serverHelloSeen = false
         files = FileTransfers(link: link, inbox: options.inbox) { [onEvent] event in onEvent(.file(event)) }
         link.start(onMessage: { [self] message in received(message) }, onEnd: { [self] reason in ended(link, reason) })
         link.send(.hello(.init(name: options.name)))
@@ -176,9 +213,12 @@ public final class RoomClient: @unchecked Sendable {
         if let files, files.handle(message) { return }
         switch message {
         case .hello(let hello):
+            guard !serverHelloSeen else { return } // a server says HELLO once; the first one counts
+            serverHelloSeen = true
             serverAcknowledges = hello.capabilities.contains(.acknowledgedText)
             onEvent(.serverHello(name: hello.name))
         case .welcome(let name):
+            guard !joined, serverHelloSeen else { return } // once a connection, after HELLO
             joined = true
             onEvent(.joined(as: name))
             joinWaiter?.resume()
@@ -186,7 +226,17 @@ public final class RoomClient: @unchecked Sendable {
             resendUnacknowledged()
             flushPending()
         case .acknowledged(let through):
-            unacknowledged.removeAll { $0.sequence < through }
+            while unacknowledgedStart < unacknowledged.count, unacknowledged[unacknowledgedStart].sequence < through {
+                window.release(Self.weight(of: unacknowledged[unacknowledgedStart].command))
+                unacknowledgedStart += 1
+            }
+            if unacknowledgedStart == unacknowledged.count {
+                unacknowledged.removeAll(keepingCapacity: unacknowledged.count < 4096)
+                unacknowledgedStart = 0
+            } else if unacknowledgedStart > 4096, unacknowledgedStart * 2 > unacknowledged.count {
+                unacknowledged.removeFirst(unacknowledgedStart)
+                unacknowledgedStart = 0
+            }
             finishIfDone()
         case .text(let from, let to, let text): onEvent(.text(from: from, to: to.isEmpty ? nil : to, text: text))
         case .presence(let kind, let names): onEvent(.presence(kind, names: names))
@@ -202,12 +252,14 @@ public final class RoomClient: @unchecked Sendable {
     /// gets them as new lines.
     private func resendUnacknowledged() {
         guard let link else { return }
+        let waiting = unacknowledged[unacknowledgedStart...]
         if serverAcknowledges {
-            link.send(.session(id: session, next: unacknowledged.first?.sequence ?? nextSequence))
-            for entry in unacknowledged { sendText(entry.command, over: link) }
+            link.send(.session(id: session, next: waiting.first?.sequence ?? nextSequence))
+            for entry in waiting { sendText(entry.command, over: link) }
         } else {
-            pendingLines.insert(contentsOf: unacknowledged.map(\.command), at: 0)
+            pendingLines.insert(contentsOf: waiting.map(\.command), at: 0)
             unacknowledged = []
+            unacknowledgedStart = 0
         }
     }
 
@@ -224,9 +276,13 @@ public final class RoomClient: @unchecked Sendable {
             if serverAcknowledges {
                 unacknowledged.append((nextSequence, command))
                 nextSequence += 1
+            } else {
+                window.release(Self.weight(of: command)) // nothing will acknowledge it
             }
             sendText(command, over: link)
-        case .who: link.send(.who)
+        case .who:
+            window.release(Self.weight(of: command))
+            link.send(.who)
         case .send, .help: break
         }
     }
@@ -266,7 +322,7 @@ public final class RoomClient: @unchecked Sendable {
 
     /// No line waits to be sent or acknowledged, and no file is on its way.
     private var everythingDelivered: Bool {
-        pendingLines.isEmpty && unacknowledged.isEmpty && pendingFiles.isEmpty && filesInFlight == 0
+        pendingLines.isEmpty && unacknowledgedCount == 0 && pendingFiles.isEmpty && filesInFlight == 0
     }
 
     private func finishIfDone() {
@@ -286,6 +342,7 @@ public final class RoomClient: @unchecked Sendable {
         files?.linkEnded(reason)
         files = nil
         if joinWaiter != nil { return failJoin(ProtocolError(.handshakeTimeout, "the connection ended before the server welcomed us: \(reason)")) }
+        if stopped { return end(.interrupted) }
         guard wasJoined else { return } // a failed join is connect()'s to report (or to retry)
         if finishing && everythingDelivered {
             return end(.finished)
@@ -322,10 +379,11 @@ public final class RoomClient: @unchecked Sendable {
         queue.async { [self] in
             guard !isOver else { return }
             stopped = true
-            for entry in unacknowledged { onEvent(.notSent(describe(entry.command) + " (sent, but the server never confirmed it)")) }
-            for command in pendingLines { onEvent(.notSent(describe(command))) }
+            for entry in unacknowledged[unacknowledgedStart...] { notSent(entry.command, " (sent, but the server never confirmed it)") }
+            for command in pendingLines { notSent(command) }
             for path in pendingFiles { onEvent(.notSent("file \(path)")) }
             unacknowledged = []
+            unacknowledgedStart = 0
             pendingLines = []
             pendingFiles = []
             end(.failed("gave up reconnecting after \(allowed) attempts"))
@@ -335,9 +393,35 @@ public final class RoomClient: @unchecked Sendable {
     private func end(_ result: Outcome) {
         guard !isOver else { return }
         self.result = result
+        window.close()
         outcome?.resume(returning: result)
         outcome = nil
         link?.connection.close()
+    }
+
+    /// Reports a line as not sent and gives back its place in the window.
+    private func notSent(_ command: RoomCommand, _ detail: String = "") {
+        window.release(Self.weight(of: command))
+        onEvent(.notSent(describe(command) + detail))
+    }
+
+    /// Whether a command occupies the window while it is on its way (files do not: they have
+    /// flow control of their own).
+    private static func holdsWindow(_ command: RoomCommand) -> Bool {
+        switch command {
+        case .send, .help: false
+        case .say, .message, .who: true
+        }
+    }
+
+    /// What a line counts for in the window: its bytes, and a little for the frame.
+    private static func weight(of command: RoomCommand) -> Int {
+        switch command {
+        case .say(let text): text.utf8.count + 16
+        case .message(let to, let text): to.utf8.count + text.utf8.count + 16
+        case .who, .help: 16
+        case .send: 0
+        }
     }
 
     private func describe(_ command: RoomCommand) -> String {

@@ -14,6 +14,10 @@ public final class RoomServer: @unchecked Sendable {
         public var echo = false
         /// Members at most; more are refused with `server-full`.
         public var maximumMembers = 1000
+        /// Connections that have not completed HELLO, at most: overall, and from one host (an
+        /// IPv4 address or an IPv6 /64). More are closed at once with `server-full`.
+        public var maximumPendingConnections = 128
+        public var maximumPendingPerHost = 8
         public var handshakeTimeout: Duration = .seconds(10)
         public var heartbeatInterval: Duration = .seconds(15)
         /// Where received files go; nil refuses files.
@@ -43,20 +47,25 @@ public final class RoomServer: @unchecked Sendable {
     private var sessions = TextSessions()
     private var members: [Int: Member] = [:]
     private var nextID = 1
+    /// Connections that have not said HELLO yet, per host (see `IPAddress.hostKey`).
+    private var pendingByHost: [String: Int] = [:]
+    private var pendingCount = 0
 
     private final class Member {
         let id: Int
         let link: PeerLink
         let peer: String
+        let host: String
         var name: String?
         var files: FileTransfers?
         /// Set by SESSION: this member's TEXT frames are numbered from `nextSequence` on.
         var session: UInt64?
         var nextSequence: UInt64 = 0
-        init(id: Int, link: PeerLink, peer: String) {
+        init(id: Int, link: PeerLink, peer: String, host: String) {
             self.id = id
             self.link = link
             self.peer = peer
+            self.host = host
         }
     }
 
@@ -72,16 +81,34 @@ public final class RoomServer: @unchecked Sendable {
     /// The members' names, the server first.
     public var names: [String] { [options.name] + roster.names }
 
-    /// Takes a new connection: greets it at once and waits for its `HELLO`.
+    /// Takes a new connection: greets it at once and waits for its `HELLO`. A host with too
+    /// many connections that have not said HELLO (or too many overall) is told so and closed.
     public func accept(_ socket: Socket, peer: SocketEndpoint?) {
         let link = PeerLink(Connection(socket: socket, peer: peer, queue: queue),
                             handshakeTimeout: options.handshakeTimeout, heartbeatInterval: options.heartbeatInterval)
-        let member = Member(id: nextID, link: link, peer: peer?.description ?? "an unknown address")
+        let host = peer?.address.hostKey ?? "unknown"
+        let member = Member(id: nextID, link: link, peer: peer?.description ?? "an unknown address", host: host)
         nextID += 1
         members[member.id] = member
         link.start(onMessage: { [self] message in received(message, from: member) },
                    onEnd: { [self] reason in ended(member, reason) })
         link.send(.hello(.init(name: options.name)))
+        let fromHost = pendingByHost[host, default: 0]
+        pendingByHost[host] = fromHost + 1
+        pendingCount += 1
+        if fromHost >= options.maximumPendingPerHost {
+            link.reject(ProtocolError(.serverFull, "too many connections from \(host) have not said HELLO yet (at most \(options.maximumPendingPerHost)); try again later"))
+        } else if pendingCount > options.maximumPendingConnections {
+            link.reject(ProtocolError(.serverFull, "too many connections have not said HELLO yet (at most \(options.maximumPendingConnections)); try again later"))
+        }
+    }
+
+    /// The connection said HELLO, or ended before it did.
+    private func leftPending(_ member: Member) {
+        guard member.name == nil else { return }
+        pendingCount -= 1
+        let count = pendingByHost[member.host, default: 1] - 1
+        pendingByHost[member.host] = count > 0 ? count : nil
     }
 
     private func received(_ message: Message, from member: Member) {
@@ -89,13 +116,22 @@ public final class RoomServer: @unchecked Sendable {
         if let files = member.files, files.handle(message) { return }
         switch message {
         case .session(let id, let next):
+            guard member.session == nil else {
+                return member.link.reject(ProtocolError(.malformedFrame, "SESSION was already received on this connection"))
+            }
+            do throws(TextSessions.Refusal) {
+                try sessions.attach(id, next: next, holder: member.id, address: member.host)
+            } catch .inUse {
+                return member.link.reject(ProtocolError(.malformedFrame, "session \(id) is in use by another connection"))
+            } catch {
+                return member.link.reject(ProtocolError(.malformedFrame, "SESSION next \(next) is not below 2^63"))
+            }
             member.session = id
             member.nextSequence = next
-            sessions.open(id, next: next)
         case .text(_, let to, let text):
             if let session = member.session {
                 let sequence = member.nextSequence
-                member.nextSequence += 1
+                member.nextSequence = min(sequence, TextSessions.sequenceLimit - 1) + 1
                 defer { member.link.send(.acknowledged(through: member.nextSequence)) }
                 guard sessions.accept(sequence, in: session) else { return } // relayed before the connection broke
             }
@@ -112,7 +148,7 @@ public final class RoomServer: @unchecked Sendable {
             } else {
                 member.link.reject(ProtocolError(.unknownPeer, "nobody called '\(to)' is in the room; /who lists the members"))
             }
-        case .who: member.link.send(.presence(.list, names: names))
+        case .who: sendPresence(.list, names: names, to: member)
         case .hello: member.link.reject(ProtocolError(.malformedFrame, "HELLO was already received"))
         case .error(let code, let text):
             onEvent(.note("\(name) reported \(ProtocolError.Code(rawValue: code)?.name ?? "error \(code)"): \(text)"))
@@ -134,18 +170,21 @@ public final class RoomServer: @unchecked Sendable {
         guard roster.count < options.maximumMembers else {
             return member.link.reject(ProtocolError(.serverFull, "the room is full (\(options.maximumMembers) members); try again later"))
         }
+        leftPending(member)
         let name = roster.join(id: member.id, requested: hello.name, reserved: [options.name])
         member.name = name
         member.link.handshakeCompleted()
         member.files = FileTransfers(link: member.link, inbox: options.inbox) { [self] event in onEvent(.file(from: name, event)) }
         member.link.send(.welcome(name: name))
-        member.link.send(.presence(.list, names: names))
+        sendPresence(.list, names: names, to: member)
         broadcast(.presence(.joined, names: [name]), except: member.id)
         onEvent(.joined(id: member.id, name: name, peer: member.peer))
     }
 
     private func ended(_ member: Member, _ reason: PeerLink.EndReason) {
         members[member.id] = nil
+        leftPending(member)
+        if let session = member.session { sessions.detach(session, holder: member.id) }
         member.files?.linkEnded(reason)
         guard let name = roster.leave(id: member.id) else {
             return onEvent(.refused(peer: member.peer, reason: reason.description))
@@ -154,14 +193,28 @@ public final class RoomServer: @unchecked Sendable {
         onEvent(.left(id: member.id, name: name, reason: reason.description))
     }
 
+    /// A PRESENCE list in as many frames as it takes (a room of thousands passes 1 MiB).
+    private func sendPresence(_ kind: Message.PresenceKind, names: [String], to member: Member) {
+        for message in Message.presence(kind, splitting: names) { member.link.send(message) }
+    }
+
     private func broadcast(_ message: Message, except excluded: Int? = nil) {
         var bytes: [UInt8] = []
-        message.encode(into: &bytes)
+        guard message.encode(into: &bytes) else {
+            return onEvent(.note("a message was not relayed: it does not fit in a frame"))
+        }
         for member in members.values where member.id != excluded && member.name != nil {
             if !member.link.connection.send(bytes) {
                 onEvent(.note("\(member.name ?? "?") could not take the message: its connection is closing"))
             }
         }
+    }
+
+    /// Whether some member has more than 1 MiB waiting to be sent to it: a producer of text
+    /// for the room (the operator's input) should wait until it is not. A member that never
+    /// reads is dropped by its heartbeat, so the wait ends.
+    public var isCongested: Bool {
+        members.values.contains { $0.name != nil && $0.link.connection.bufferedByteCount > 1 << 20 }
     }
 
     /// A line from the operator: text for everyone, or a command (see `RoomCommand`).

@@ -38,7 +38,9 @@ public struct Frame: Sendable, Hashable {
 /// announces more than `maximumPayload` is rejected as soon as the header is complete, before
 /// any of the payload is buffered.
 public struct FrameDecoder: Sendable {
-    public let maximumPayload: Int
+    /// The largest payload accepted from here on (it may change between frames, e.g. grow
+    /// once a peer has completed its handshake).
+    public var maximumPayload: Int
     private var buffer: [UInt8] = []
     private var start = 0
 

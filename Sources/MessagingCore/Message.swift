@@ -72,6 +72,14 @@ public enum Message: Sendable, Hashable {
         case stored = 0, checksumMismatch = 1, refused = 2, writeFailed = 3
     }
 
+    /// The most bytes of UTF-8 in a name: HELLO, WELCOME, TEXT `from` and `to`, PRESENCE.
+    public static let maximumNameBytes = 255
+    /// The most bytes of UTF-8 in a TEXT's text (one line of a chat, not a file).
+    public static let maximumTextBytes = 65_536
+    /// The most bytes of UTF-8 in a GOODBYE reason, an ERROR or FILE_RESULT message, and a
+    /// FILE_OFFER name.
+    public static let maximumNoteBytes = 4096
+
     enum Kind: UInt16 {
         case hello = 0x01, welcome = 0x02, goodbye = 0x03, error = 0x04, ping = 0x05, pong = 0x06
         case text = 0x10, who = 0x11, presence = 0x12, session = 0x13, acknowledged = 0x14
@@ -96,18 +104,19 @@ public enum Message: Sendable, Hashable {
             }
             let version = try reader.integer(UInt16.self, "version")
             let capabilities = Capabilities(rawValue: try reader.integer(UInt32.self, "capabilities"))
-            self = .hello(Hello(version: version, capabilities: capabilities, name: try reader.string("name")))
-        case .welcome: self = .welcome(name: try reader.string("name"))
-        case .goodbye: self = .goodbye(reason: reader.restText())
+            self = .hello(Hello(version: version, capabilities: capabilities,
+                                name: try reader.string("name", limit: Message.maximumNameBytes, code: .invalidName)))
+        case .welcome: self = .welcome(name: try reader.string("name", limit: Message.maximumNameBytes))
+        case .goodbye: self = .goodbye(reason: try reader.restText("reason", limit: Message.maximumNoteBytes))
         case .error:
             let code = try reader.integer(UInt16.self, "code")
-            self = .error(code: code, message: reader.restText())
+            self = .error(code: code, message: try reader.restText("message", limit: Message.maximumNoteBytes))
         case .ping: self = .ping(token: try reader.integer(UInt64.self, "token"))
         case .pong: self = .pong(token: try reader.integer(UInt64.self, "token"))
         case .text:
-            let from = try reader.string("from")
-            let to = try reader.string("to")
-            self = .text(from: from, to: to, text: reader.restText())
+            let from = try reader.string("from", limit: Message.maximumNameBytes)
+            let to = try reader.string("to", limit: Message.maximumNameBytes)
+            self = .text(from: from, to: to, text: try reader.restText("text", limit: Message.maximumTextBytes))
         case .who: self = .who
         case .presence:
             let rawKind = try reader.integer(UInt8.self, "kind")
@@ -116,7 +125,7 @@ public enum Message: Sendable, Hashable {
             }
             let count = try reader.integer(UInt16.self, "count")
             var names: [String] = []
-            for _ in 0..<count { names.append(try reader.string("names")) }
+            for _ in 0..<count { names.append(try reader.string("names", limit: Message.maximumNameBytes)) }
             self = .presence(presenceKind, names: names)
         case .session:
             let id = try reader.integer(UInt64.self, "id")
@@ -126,7 +135,7 @@ public enum Message: Sendable, Hashable {
             let id = try reader.integer(UInt32.self, "id")
             let size = try reader.integer(UInt64.self, "size")
             let digest = try reader.raw(32, "digest")
-            self = .fileOffer(FileOffer(id: id, size: size, digest: digest, name: try reader.string("name")))
+            self = .fileOffer(FileOffer(id: id, size: size, digest: digest, name: try reader.string("name", limit: Message.maximumNoteBytes)))
         case .fileAccept:
             let id = try reader.integer(UInt32.self, "id")
             self = .fileAccept(id: id, offset: try reader.integer(UInt64.self, "offset"))
@@ -140,7 +149,7 @@ public enum Message: Sendable, Hashable {
             guard let status = FileStatus(rawValue: rawStatus) else {
                 throw ProtocolError(.malformedFrame, "FILE_RESULT status \(rawStatus) is not 0 to 3")
             }
-            self = .fileResult(id: id, status: status, message: reader.restText())
+            self = .fileResult(id: id, status: status, message: try reader.restText("message", limit: Message.maximumNoteBytes))
         }
         try reader.end()
     }
@@ -154,7 +163,10 @@ public enum Message: Sendable, Hashable {
 
     /// Appends this message's frame, header and payload, to `buffer`: the same bytes as
     /// `frame.encode(into:)` without building the frame (no allocation when `buffer` has room).
-    public func encode(into buffer: inout [UInt8]) {
+    /// - Returns: false, leaving `buffer` as it was, when the payload would pass
+    ///   `Frame.maximumPayload` (the decoder's limits keep anything relayed far below it).
+    @discardableResult
+    public func encode(into buffer: inout [UInt8]) -> Bool {
         let headerStart = buffer.count
         buffer.append(contentsOf: repeatElement(0, count: Frame.headerSize))
         var writer = PayloadWriter()
@@ -162,11 +174,15 @@ public enum Message: Sendable, Hashable {
         let kind = writePayload(&writer)
         swap(&writer.bytes, &buffer)
         let length = buffer.count - headerStart - Frame.headerSize
-        precondition(length <= Frame.maximumPayload, "frame payload over 1 MiB")
+        guard length <= Frame.maximumPayload else {
+            buffer.removeSubrange(headerStart...)
+            return false
+        }
         let header = UInt64(length) << 32 | UInt64(kind.rawValue) << 16
         for index in 0..<Frame.headerSize {
             buffer[headerStart + index] = UInt8(truncatingIfNeeded: header >> (56 - 8 * index))
         }
+        return true
     }
 
     /// Writes the payload; returns the frame type.
@@ -225,6 +241,27 @@ public enum Message: Sendable, Hashable {
         header.appendBigEndian(UInt16(0))
         header.appendBigEndian(id)
         return header
+    }
+
+    /// PRESENCE messages that together carry `names`, each within the frame limit (a name is
+    /// cut to `maximumNameBytes`, at most 65,535 names go in one frame).
+    public static func presence(_ kind: PresenceKind, splitting names: [String]) -> [Message] {
+        var messages: [Message] = []
+        var batch: [String] = []
+        var size = 3
+        for name in names {
+            var name = Substring(name)
+            while name.utf8.count > maximumNameBytes { name = name.dropLast() }
+            if size + 2 + name.utf8.count > Frame.maximumPayload || batch.count == Int(UInt16.max) {
+                messages.append(.presence(kind, names: batch))
+                batch = []
+                size = 3
+            }
+            batch.append(String(name))
+            size += 2 + name.utf8.count
+        }
+        if !batch.isEmpty || messages.isEmpty { messages.append(.presence(kind, names: batch)) }
+        return messages
     }
 
     /// An `ERROR` message for a protocol violation.

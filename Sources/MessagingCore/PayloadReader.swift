@@ -29,18 +29,32 @@ struct PayloadReader {
         return Array(bytes[offset..<(offset + count)])
     }
 
-    /// A `str`: u16 length and UTF-8 (invalid sequences become U+FFFD).
-    mutating func string(_ what: String) throws(ProtocolError) -> String {
+    /// A `str`: u16 length and UTF-8 of at most `limit` bytes.
+    /// - Throws: `code` (`.malformedFrame` unless given) when it is longer or not valid UTF-8.
+    mutating func string(_ what: String, limit: Int, code: ProtocolError.Code = .malformedFrame) throws(ProtocolError) -> String {
         let count = Int(try integer(UInt16.self, what))
         guard bytes.count - offset >= count else { throw malformed(what) }
         defer { offset += count }
-        return String(decoding: bytes[offset..<(offset + count)], as: UTF8.self)
+        return try text(bytes[offset..<(offset + count)], what, limit: limit, code: code)
     }
 
-    /// The rest of the payload as UTF-8 text (invalid sequences become U+FFFD).
-    mutating func restText() -> String {
+    /// The rest of the payload as UTF-8 text of at most `limit` bytes.
+    /// - Throws: `.malformedFrame` when it is longer or not valid UTF-8.
+    mutating func restText(_ what: String, limit: Int) throws(ProtocolError) -> String {
         defer { offset = bytes.count }
-        return String(decoding: bytes[offset...], as: UTF8.self)
+        return try text(bytes[offset...], what, limit: limit, code: .malformedFrame)
+    }
+
+    /// Text is checked where it enters: a peer's invalid UTF-8 would otherwise grow (each bad
+    /// byte becomes the 3 bytes of U+FFFD) when it is relayed, past the limits below.
+    private func text(_ slice: ArraySlice<UInt8>, _ what: String, limit: Int, code: ProtocolError.Code) throws(ProtocolError) -> String {
+        guard slice.count <= limit else {
+            throw ProtocolError(code, "\(frameName) \(what) is \(slice.count) bytes; the limit is \(limit)")
+        }
+        guard let text = String(validating: slice, as: UTF8.self) else {
+            throw ProtocolError(code, "\(frameName) \(what) is not valid UTF-8")
+        }
+        return text
     }
 
     /// The rest of the payload.

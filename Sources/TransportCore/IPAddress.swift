@@ -26,6 +26,14 @@ public struct IPAddress: Sendable, Hashable, CustomStringConvertible {
         return IPAddress(bytes: Array(bytes[12...]))
     }
 
+    /// What one host is counted as when limiting connections: the IPv4 address, or the /64 of
+    /// an IPv6 address (a host picks addresses inside its /64 at will, e.g. privacy addresses).
+    public var hostKey: String {
+        if let v4 = unmappedIPv4 { return v4.description }
+        guard family == .ipv6 else { return description }
+        return (IPAddress(bytes: Array(bytes[..<8]) + Array(repeating: 0, count: 8)) ?? self).description + "/64"
+    }
+
     public var description: String {
         if family == .ipv4 { return bytes.map(String.init).joined(separator: ".") }
         if let v4 = unmappedIPv4 { return "::ffff:\(v4)" }

@@ -42,20 +42,22 @@ struct SvcConnect {
 
         for file in options.files { client.submit(.send(to: nil, path: file)) }
         if let message = options.message { client.submit(.say(message)) }
-        let inputQueue = DispatchQueue(label: "svc.connect.input")
+        let signalQueue = DispatchQueue(label: "svc.connect.signals")
         if options.message != nil || !options.files.isEmpty {
             client.finish()
         } else {
-            StandardInputLines.start(queue: inputQueue, onLine: { line in
+            StandardInputLines.start(onLine: { line in
                 do throws(ProtocolError) {
                     let command = try RoomCommand(parsing: line, peerInSend: false)
-                    if command == .help { Console.note(RoomCommand.summary) } else { client.submit(command) }
+                    // Waits while the text on its way fills the window: a pipe is read only as
+                    // fast as the room takes it.
+                    if command == .help { Console.note(RoomCommand.summary) } else { client.submitWhenRoom(command) }
                 } catch {
                     Console.note(error.message)
                 }
             }, onEnd: { client.finish() })
         }
-        let signals = TerminationSignals(queue: inputQueue) { _ in client.stop() }
+        let signals = TerminationSignals(queue: signalQueue) { _ in client.stop() }
         let outcome = await client.run()
         withExtendedLifetime(signals) {}
         switch outcome {
@@ -67,6 +69,10 @@ struct SvcConnect {
             return .success
         case .failed(let reason):
             throw ToolFailure(.ioError, "the connection to '\(TerminalSafe.escape(options.name))' broke: \(reason)")
+        case .interrupted:
+            let undelivered = printer.undelivered
+            throw ToolFailure(.interrupted, "interrupted" + (undelivered == 0 ? "; everything sent was delivered"
+                : "; \(undelivered) item\(undelivered == 1 ? " was" : "s were") not delivered (listed above)"))
         }
     }
 

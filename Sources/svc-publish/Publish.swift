@@ -1,6 +1,7 @@
 import CommandLineSupport
 import DNSSD
 import Dispatch
+import Glibc
 import Messaging
 import MessagingCore
 import Synchronization
@@ -53,11 +54,25 @@ struct SvcPublish {
         listener.start(queue: queue, onError: { error in Console.note("accepting a connection failed: \(error)") }) { socket, peer in
             room.accept(socket, peer: peer)
         }
-        StandardInputLines.start(queue: queue, onLine: { line in
-            do throws(ProtocolError) {
-                room.perform(try RoomCommand(parsing: line, peerInSend: true))
-            } catch {
-                Console.note(error.message)
+        let pacing = Mutex(0)
+        StandardInputLines.start(onLine: { line in
+            // Every 256 KiB of input, wait while a member's outbox is over its mark: a pipe
+            // into the room is read as fast as the members take it, and nobody is cut off.
+            let checkNow = pacing.withLock { sinceCheck -> Bool in
+                sinceCheck += line.utf8.count + 1
+                guard sinceCheck >= 1 << 18 else { return false }
+                sinceCheck = 0
+                return true
+            }
+            if checkNow {
+                while queue.sync(execute: { room.isCongested }) { usleep(10_000) }
+            }
+            queue.async {
+                do throws(ProtocolError) {
+                    room.perform(try RoomCommand(parsing: line, peerInSend: true))
+                } catch {
+                    Console.note(error.message)
+                }
             }
         }, onEnd: {})
 

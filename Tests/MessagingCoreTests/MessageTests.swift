@@ -81,3 +81,75 @@ final class MessageTests: XCTestCase {
         }
     }
 }
+
+final class MessageLimitTests: XCTestCase {
+    func payload(_ message: Message, replacingLast count: Int = 0, with bytes: [UInt8] = []) -> Frame {
+        let frame = message.frame
+        return Frame(type: frame.type, payload: Array(frame.payload.dropLast(count)) + bytes)
+    }
+
+    func testTextAtTheLimitDecodesAndOneByteMoreIsAnError() throws {
+        let longest = String(repeating: "x", count: Message.maximumTextBytes)
+        XCTAssertEqual(try Message(decoding: Message.text(from: "", to: "", text: longest).frame),
+                       .text(from: "", to: "", text: longest))
+        XCTAssertThrowsError(try Message(decoding: Message.text(from: "", to: "", text: longest + "y").frame)) { error in
+            XCTAssertEqual((error as? ProtocolError)?.code, .malformedFrame)
+            XCTAssertEqual((error as? ProtocolError)?.message, "TEXT text is 65537 bytes; the limit is 65536")
+        }
+    }
+
+    func testInvalidUTF8IsAnErrorAtDecodeTime() {
+        let frame = payload(.text(from: "", to: "", text: ""), with: [0x61, 0xFF, 0x62])
+        XCTAssertThrowsError(try Message(decoding: frame)) { error in
+            XCTAssertEqual((error as? ProtocolError)?.message, "TEXT text is not valid UTF-8")
+        }
+        // A HELLO name that is not UTF-8 ends the handshake: invalid-name closes.
+        let hello = payload(.hello(.init(name: "ab")), replacingLast: 2, with: [0xC3, 0x28])
+        XCTAssertThrowsError(try Message(decoding: hello)) { error in
+            XCTAssertEqual((error as? ProtocolError)?.code, .invalidName)
+        }
+        let goodbye = payload(.goodbye(reason: ""), with: [0xE2, 0x82])
+        XCTAssertThrowsError(try Message(decoding: goodbye))
+    }
+
+    func testNamesAndNotesHaveLimits() {
+        let name = String(repeating: "n", count: Message.maximumNameBytes + 1)
+        XCTAssertThrowsError(try Message(decoding: Message.hello(.init(name: name)).frame)) { error in
+            XCTAssertEqual((error as? ProtocolError)?.code, .invalidName)
+        }
+        XCTAssertThrowsError(try Message(decoding: Message.presence(.list, names: [name]).frame))
+        XCTAssertThrowsError(try Message(decoding: Message.welcome(name: name).frame))
+        let note = String(repeating: "e", count: Message.maximumNoteBytes + 1)
+        XCTAssertThrowsError(try Message(decoding: Message.error(code: 1, message: note).frame))
+        XCTAssertThrowsError(try Message(decoding: Message.fileResult(id: 1, status: .refused, message: note).frame))
+        XCTAssertNoThrow(try Message(decoding: Message.goodbye(reason: String(note.dropLast())).frame))
+    }
+
+    func testTheLargestRelayedTextFitsAFrame() {
+        // What a server builds from the largest TEXT a peer may send, with the longest names.
+        let name = String(repeating: "n", count: Message.maximumNameBytes)
+        var buffer: [UInt8] = []
+        XCTAssertTrue(Message.text(from: name, to: name, text: String(repeating: "x", count: Message.maximumTextBytes)).encode(into: &buffer))
+    }
+
+    func testAnOversizeMessageIsRefusedByTheEncoderInsteadOfTrapping() {
+        var buffer: [UInt8] = [1, 2, 3]
+        XCTAssertFalse(Message.fileChunk(id: 1, data: Array(repeating: 0, count: Frame.maximumPayload)).encode(into: &buffer))
+        XCTAssertEqual(buffer, [1, 2, 3], "the buffer is left as it was")
+    }
+
+    func testLongPresenceListsAreSplitIntoFramesThatFit() throws {
+        let names = (0..<10_000).map { String(repeating: "m", count: 200) + String($0) }
+        let messages = Message.presence(.list, splitting: names)
+        XCTAssertGreaterThan(messages.count, 1)
+        var all: [String] = []
+        for message in messages {
+            var buffer: [UInt8] = []
+            XCTAssertTrue(message.encode(into: &buffer))
+            guard case .presence(.list, let part) = try Message(decoding: message.frame) else { return XCTFail() }
+            all += part
+        }
+        XCTAssertEqual(all, names)
+        XCTAssertEqual(Message.presence(.left, splitting: []), [.presence(.left, names: [])])
+    }
+}
