@@ -14,10 +14,14 @@ public final class RoomServer: @unchecked Sendable {
         public var echo = false
         /// Members at most; more are refused with `server-full`.
         public var maximumMembers = 1000
-        /// Connections that have not completed HELLO, at most: overall, and from one host (an
-        /// IPv4 address or an IPv6 /64). More are closed at once with `server-full`.
-        public var maximumPendingConnections = 128
-        public var maximumPendingPerHost = 8
+        /// Connections that have not completed HELLO, at most; more are closed at once with
+        /// `server-full`.
+        public var maximumPendingConnections = 512
+        /// Once more than half of `maximumPendingConnections` are waiting for HELLO, a host (an
+        /// IPv4 address or an IPv6 /64) gets no more than this many waiting, so one host cannot
+        /// take every place from the others (a host joining many members at once, as a
+        /// benchmark does, is not held back while the server keeps up).
+        public var maximumPendingPerHostUnderLoad = 8
         public var handshakeTimeout: Duration = .seconds(10)
         public var heartbeatInterval: Duration = .seconds(15)
         /// Where received files go; nil refuses files.
@@ -96,8 +100,8 @@ public final class RoomServer: @unchecked Sendable {
         let fromHost = pendingByHost[host, default: 0]
         pendingByHost[host] = fromHost + 1
         pendingCount += 1
-        if fromHost >= options.maximumPendingPerHost {
-            link.reject(ProtocolError(.serverFull, "too many connections from \(host) have not said HELLO yet (at most \(options.maximumPendingPerHost)); try again later"))
+        if fromHost >= options.maximumPendingPerHostUnderLoad && pendingCount > options.maximumPendingConnections / 2 {
+            link.reject(ProtocolError(.serverFull, "too many connections from \(host) have not said HELLO yet (\(fromHost)); try again later"))
         } else if pendingCount > options.maximumPendingConnections {
             link.reject(ProtocolError(.serverFull, "too many connections have not said HELLO yet (at most \(options.maximumPendingConnections)); try again later"))
         }

