@@ -51,6 +51,10 @@ public final class RoomServer: @unchecked Sendable {
     private var sessions = TextSessions()
     private var members: [Int: Member] = [:]
     private var nextID = 1
+    /// Lines about refused connections and members' ERROR frames: a flood of either prints 20
+    /// lines in 10 s and then one line with how many more there were.
+    private var refusals = ReportLimiter()
+    private var peerErrors = ReportLimiter()
     /// Connections that have not said HELLO yet, per host (see `IPAddress.hostKey`).
     private var pendingByHost: [String: Int] = [:]
     private var pendingCount = 0
@@ -155,7 +159,7 @@ public final class RoomServer: @unchecked Sendable {
         case .who: sendPresence(.list, names: names, to: member)
         case .hello: member.link.reject(ProtocolError(.malformedFrame, "HELLO was already received"))
         case .error(let code, let text):
-            onEvent(.note("\(name) reported \(ProtocolError.Code(rawValue: code)?.name ?? "error \(code)"): \(text)"))
+            limited(\.peerErrors, "ERROR frames from members") { $0(.note("\(name) reported \(ProtocolError.Code(rawValue: code)?.name ?? "error \(code)"): \(text)")) }
         case .goodbye, .welcome, .presence, .acknowledged, .ping, .pong, .fileOffer, .fileAccept, .fileChunk, .fileEnd, .fileResult: break
         }
     }
@@ -191,10 +195,22 @@ public final class RoomServer: @unchecked Sendable {
         if let session = member.session { sessions.detach(session, holder: member.id) }
         member.files?.linkEnded(reason)
         guard let name = roster.leave(id: member.id) else {
-            return onEvent(.refused(peer: member.peer, reason: reason.description))
+            return limited(\.refusals, "refused connections") { $0(.refused(peer: member.peer, reason: reason.description)) }
         }
         broadcast(.presence(.left, names: [name]), except: member.id)
         onEvent(.left(id: member.id, name: name, reason: reason.description))
+    }
+
+    /// Reports through `limiter`: at once while under its burst; otherwise counted, and one
+    /// note with the count goes out when the limiter's period ends.
+    private func limited(_ limiter: ReferenceWritableKeyPath<RoomServer, ReportLimiter> & Sendable, _ what: String, _ report: ((Event) -> Void) -> Void) {
+        let hadSummaryDue = self[keyPath: limiter].summaryDue != nil
+        if self[keyPath: limiter].admit(at: .now) { return report(onEvent) }
+        guard !hadSummaryDue, let due = self[keyPath: limiter].summaryDue else { return }
+        queue.asyncAfter(deadline: .now() + .nanoseconds(Int(max(.zero, due - .now).nanoseconds))) { [self] in
+            let count = self[keyPath: limiter].takeSuppressed()
+            if count > 0 { onEvent(.note("\(count) more \(what) in the last \(self[keyPath: limiter].period.secondsText) were not shown one by one")) }
+        }
     }
 
     /// A PRESENCE list in as many frames as it takes (a room of thousands passes 1 MiB).
