@@ -112,7 +112,7 @@ public final class RoomClient: @unchecked Sendable {
         let deadline = ContinuousClock.now + options.timeout
         func remaining() -> Duration { max(.milliseconds(1), deadline - .now) }
         let resolved = try await instance.resolve(timeout: options.timeout)
-        let endpoints = try await resolved.lookUpAddresses(timeout: remaining())
+        let endpoints = try await Self.usable(resolved.lookUpAddresses(timeout: remaining()), port: resolved.port)
         let (socket, winner) = try await TCPConnector.connect(to: endpoints, timeout: remaining())
         onEvent(.connected(to: winner, among: endpoints))
         let joinTimeout = remaining()
@@ -131,6 +131,17 @@ public final class RoomClient: @unchecked Sendable {
                 }
             }
         }
+    }
+
+    /// The addresses a client may try: an answer that points at loopback, nowhere, a group or
+    /// port 0 comes from someone who is not the service.
+    /// - Throws: `TransportError` when none is left.
+    static func usable(_ endpoints: [SocketEndpoint], port: UInt16) throws(TransportError) -> [SocketEndpoint] {
+        guard port != 0 else { throw TransportError("resolve", message: "the service's record gives port 0, where nothing can listen") }
+        let usable = endpoints.filter { $0.address.unsuitableForAnnouncedService == nil }
+        guard usable.isEmpty, !endpoints.isEmpty else { return usable }
+        let refused = endpoints.map { "\($0.address) (\($0.address.unsuitableForAnnouncedService ?? "?"))" }
+        throw TransportError("resolve", message: "the service's host resolves only to addresses a service cannot have: \(refused.joined(separator: ", "))")
     }
 
     /// Waits until the session ends (see `finish`), reconnecting as needed.

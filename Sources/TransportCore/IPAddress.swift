@@ -26,11 +26,35 @@ public struct IPAddress: Sendable, Hashable, CustomStringConvertible {
         return IPAddress(bytes: Array(bytes[12...]))
     }
 
+    /// Why a service announced by someone else cannot be at this address, or nil when it can:
+    /// an mDNS answer is anyone's word, and one that points at this machine's loopback, at
+    /// nowhere (unspecified) or at a group (multicast, broadcast) would have a client talk to
+    /// something that is not the service.
+    public var unsuitableForAnnouncedService: String? {
+        if let v4 = unmappedIPv4 { return v4.unsuitableForAnnouncedService }
+        if family == .ipv4 {
+            switch bytes[0] {
+            case 0: return "an unspecified address"
+            case 127: return "a loopback address"
+            case 224...239: return "a multicast address"
+            case 255 where bytes.allSatisfy({ $0 == 255 }): return "the broadcast address"
+            default: return nil
+            }
+        }
+        if bytes[0] == 0xFF { return "a multicast address" }
+        if bytes[..<15].allSatisfy({ $0 == 0 }) {
+            if bytes[15] == 0 { return "an unspecified address" }
+            if bytes[15] == 1 { return "a loopback address" }
+        }
+        return nil
+    }
+
     /// What one host is counted as when limiting connections: the IPv4 address, or the /64 of
-    /// an IPv6 address (a host picks addresses inside its /64 at will, e.g. privacy addresses).
+    /// a routable IPv6 address (a host picks addresses inside its /64 at will, e.g. privacy
+    /// addresses). A link-local address counts alone: every host of a link is in fe80::/64.
     public var hostKey: String {
         if let v4 = unmappedIPv4 { return v4.description }
-        guard family == .ipv6 else { return description }
+        guard family == .ipv6, !isLinkLocal else { return description }
         return (IPAddress(bytes: Array(bytes[..<8]) + Array(repeating: 0, count: 8)) ?? self).description + "/64"
     }
 

@@ -38,4 +38,30 @@ final class IPAddressTests: XCTestCase {
         XCTAssertEqual(SocketEndpoint(address: linkLocal, port: 1, scopeID: 7).description, "[fe80::1%7]:1")
         XCTAssertEqual(SocketEndpoint(address: IPAddress(bytes: [127, 0, 0, 1])!, port: 9).description, "127.0.0.1:9")
     }
+
+    func testAddressesNoAnnouncedServiceCanHave() {
+        func reason(_ bytes: [UInt8]) -> String? { IPAddress(bytes: bytes)!.unsuitableForAnnouncedService }
+        XCTAssertEqual(reason([127, 0, 0, 1]), "a loopback address")
+        XCTAssertEqual(reason([0, 0, 0, 0]), "an unspecified address")
+        XCTAssertEqual(reason([224, 0, 0, 251]), "a multicast address")
+        XCTAssertEqual(reason([255, 255, 255, 255]), "the broadcast address")
+        XCTAssertEqual(reason(Array(repeating: 0, count: 15) + [1]), "a loopback address")
+        XCTAssertEqual(reason(Array(repeating: 0, count: 16)), "an unspecified address")
+        XCTAssertEqual(reason([0xFF, 0x02] + Array(repeating: 0, count: 13) + [0xFB]), "a multicast address")
+        XCTAssertEqual(reason(Array(repeating: 0, count: 10) + [0xFF, 0xFF, 127, 0, 0, 1]), "a loopback address", "IPv4-mapped")
+        XCTAssertNil(reason([10, 77, 0, 1]))
+        XCTAssertNil(reason([192, 168, 1, 255]), "a subnet's broadcast address is not known here; connecting to it fails by itself")
+        XCTAssertNil(reason([0xFE, 0x80] + Array(repeating: 0, count: 13) + [1]))
+    }
+
+    func testHostsAreCountedByIPv4AddressOrIPv6Slash64() {
+        XCTAssertEqual(IPAddress(bytes: [10, 77, 0, 2])!.hostKey, "10.77.0.2")
+        XCTAssertEqual(IPAddress(bytes: Array(repeating: 0, count: 10) + [0xFF, 0xFF, 10, 77, 0, 2])!.hostKey, "10.77.0.2")
+        let one = IPAddress(bytes: [0x20, 0x01, 0x0D, 0xB8, 0, 0, 0, 7, 1, 2, 3, 4, 5, 6, 7, 8])!
+        let other = IPAddress(bytes: [0x20, 0x01, 0x0D, 0xB8, 0, 0, 0, 7, 9, 9, 9, 9, 9, 9, 9, 9])!
+        XCTAssertEqual(one.hostKey, "2001:db8:0:7::/64")
+        XCTAssertEqual(one.hostKey, other.hostKey)
+        let linkLocal = IPAddress(bytes: [0xFE, 0x80, 0, 0, 0, 0, 0, 0, 1, 2, 3, 4, 5, 6, 7, 8])!
+        XCTAssertEqual(linkLocal.hostKey, "fe80::102:304:506:708", "every host of a link is in fe80::/64")
+    }
 }
