@@ -48,12 +48,23 @@ final class FileTransferTests: XCTestCase {
         }
     }
 
-    /// The size of `path` once it reaches `bytes`, or what it has after 60 s.
-    func waitForSize(of path: String, atLeast bytes: Int) -> Int {
+    /// The partial files in the inbox for a file with this SHA-256 (named `<sha256>-<size>-<sender tag>`).
+    func partials(_ inbox: String, sha256: String) -> [String] {
+        let names = (try? FileManager.default.contentsOfDirectory(atPath: inbox + "/.partial")) ?? []
+        return names.filter { $0.hasPrefix(sha256 + "-") }.map { inbox + "/.partial/" + $0 }.sorted()
+    }
+
+    /// The size of the first partial file for `sha256`, or 0 when there is none.
+    func partialSize(_ inbox: String, sha256: String) -> Int {
+        partials(inbox, sha256: sha256).first.flatMap { (try? FileManager.default.attributesOfItem(atPath: $0))?[.size] as? Int } ?? 0
+    }
+
+    /// The size of the partial data for `sha256` once it reaches `bytes`, or what it has after 60 s.
+    func waitForPartial(_ inbox: String, sha256: String, atLeast bytes: Int) -> Int {
         let deadline = Date().addingTimeInterval(60)
         var size = 0
         while size < bytes && Date() < deadline {
-            size = ((try? FileManager.default.attributesOfItem(atPath: path))?[.size] as? Int) ?? 0
+            size = partialSize(inbox, sha256: sha256)
             usleep(20_000)
         }
         return size
@@ -92,14 +103,13 @@ final class FileTransferTests: XCTestCase {
     func testThePublisherKilledMidTransferAndRestartedGetsOneVerifiedCopy() throws {
         let (path, digest) = try randomFile(megabytes: 200)
         let inbox = directory + "/inbox"
-        let partial = inbox + "/.partial/" + digest
         let name = TestLAN.uniqueName("phoenix-files")
         let liftShaping = try shapeHostB()
         defer { liftShaping() }
 
         let first = try publish(name, inbox: inbox)
         let sender = try TestLAN.run("svc-connect", on: "b", [name, "--send", path, "--json"])
-        XCTAssertGreaterThanOrEqual(waitForSize(of: partial, atLeast: 60 << 20), 60 << 20, sender.transcript)
+        XCTAssertGreaterThanOrEqual(waitForPartial(inbox, sha256: digest, atLeast: 60 << 20), 60 << 20, sender.transcript)
         first.signal(SIGKILL)
         _ = first.waitForExit()
         let second = try publish(name, inbox: inbox)
@@ -157,14 +167,13 @@ final class FileTransferTests: XCTestCase {
     func testABrokenTransferLeavesNoCompleteLookingFileAndResumes() throws {
         let (path, digest) = try randomFile(megabytes: 200)
         let inbox = directory + "/inbox"
-        let partial = inbox + "/.partial/" + digest
         let name = TestLAN.uniqueName("resume")
         let liftShaping = try shapeHostB()
         defer { liftShaping() }
 
         let first = try publish(name, inbox: inbox)
         let sender = try TestLAN.run("svc-connect", on: "b", [name, "--send", path, "--no-reconnect", "--json"])
-        XCTAssertGreaterThanOrEqual(waitForSize(of: partial, atLeast: 90 << 20), 90 << 20, "the transfer never got halfway\n" + sender.transcript)
+        XCTAssertGreaterThanOrEqual(waitForPartial(inbox, sha256: digest, atLeast: 90 << 20), 90 << 20, "the transfer never got halfway\n" + sender.transcript)
         first.signal(SIGKILL)
         _ = first.waitForExit()
 
@@ -172,7 +181,7 @@ final class FileTransferTests: XCTestCase {
         XCTAssertTrue(sender.stderr.contains { $0.contains("was not delivered") }, sender.transcript)
         XCTAssertFalse(sender.jsonEvents.contains { $0["event"] as? String == "file-sent" }, "no success was reported")
         XCTAssertEqual(inboxFiles(inbox), [], "nothing that looks complete")
-        let kept = ((try? FileManager.default.attributesOfItem(atPath: partial))?[.size] as? Int) ?? 0
+        let kept = partialSize(inbox, sha256: digest)
         XCTAssertGreaterThan(kept, 0, "the partial data is kept for resuming")
         XCTAssertLessThan(kept, 200 << 20)
 
@@ -187,7 +196,7 @@ final class FileTransferTests: XCTestCase {
         XCTAssertEqual(sent["sha256"] as? String, digest)
         XCTAssertEqual(inboxFiles(inbox), ["payload.bin"])
         XCTAssertEqual(try sha256(of: inbox + "/payload.bin"), digest)
-        XCTAssertFalse(FileManager.default.fileExists(atPath: partial), "the partial data became the stored file")
+        XCTAssertEqual(partials(inbox, sha256: digest), [], "the partial data became the stored file")
         second.signal(SIGTERM)
         XCTAssertEqual(second.waitForExit(), 0)
     }
