@@ -2,6 +2,7 @@ import Dispatch
 import Glibc
 import MessagingCore
 import Synchronization
+import TransportCore
 
 extension FileTransfers {
     /// One file arriving. The inbox admitted it (it counts there until released); its partial
@@ -93,6 +94,20 @@ extension FileTransfers {
         transfer.received = offset
         onEvent(.receiving(name: InboxName.sanitized(transfer.offer.name), size: transfer.offer.size, resumingAt: offset))
         link.send(.fileAccept(id: transfer.offer.id, offset: offset))
+        watchForStall(transfer, sinceReceived: offset)
+    }
+
+    /// Ends the transfer when no data arrived for `transferIdleTimeout` (one pending check per
+    /// transfer, moved on while data flows).
+    private func watchForStall(_ transfer: Incoming, sinceReceived seen: UInt64) {
+        guard let timeout = inbox?.limits.transferIdleTimeout else { return }
+        link.queue.asyncAfter(deadline: .now() + .nanoseconds(Int(timeout.nanoseconds))) { [weak self] in
+            guard let self, incoming[transfer.offer.id] === transfer, transfer.state == .receiving else { return }
+            guard transfer.received == seen else { return watchForStall(transfer, sinceReceived: transfer.received) }
+            dropIncoming(transfer.offer.id, deletingData: false)
+            refuse(transfer.offer.id, .refused, "no data arrived for \(timeout.secondsText); the data so far is kept, and sending the file again resumes",
+                   name: transfer.offer.name)
+        }
     }
 
     func received(_ data: [UInt8], for id: UInt32) {

@@ -28,6 +28,9 @@ public final class Inbox: Sendable {
         /// Free space that offers may never use up: an offer is refused when the bytes it still
         /// needs, plus what the transfers under way still need, would leave less than this free.
         public var diskReserve: UInt64 = 64 << 20
+        /// A file that gets no data for this long is ended (refused, its data kept for
+        /// resuming), so that a sender that offers and then stalls gives its slot back.
+        public var transferIdleTimeout: Duration = .seconds(60)
         /// Partial data untouched this long is removed.
         public var partialMaximumAge: Duration = .seconds(7 * 24 * 3600)
         /// Partial files kept at most (the oldest not in use go first).
