@@ -173,7 +173,9 @@ extension FileTransfers {
         let queue = link.queue
         // After the last write: the digest of everything written, the data on disk, its name.
         disk.async { [self] in
-            guard transfer.writeFailure == nil, !transfer.closed else { return } // reported by the failed write, or dropped
+            // A failed write reports itself. When the link ended meanwhile, the complete data
+            // stays partial: the sender, told nothing, sends again and gets one stored copy.
+            guard transfer.writeFailure == nil, !transfer.closed, !transfer.cancelled.load(ordering: .relaxed) else { return }
             let outcome: Outcome
             if transfer.hash.finish() != transfer.offer.digest {
                 inbox.remove(transfer.key)
@@ -189,7 +191,9 @@ extension FileTransfers {
             }
             transfer.close()
             queue.async { [self] in
-                let current = incoming[id] === transfer // else the link ended meanwhile
+                // Still current unless the link ended after the checks above: then the outcome
+                // stands, but there is nobody to tell.
+                let current = incoming[id] === transfer
                 if current {
                     incoming[id] = nil
                     inbox.release(transfer.key)
