@@ -133,7 +133,8 @@ extension Inbox {
                 continue
             }
             let modified = Int64(info.st_mtim.tv_sec)
-            if now - modified > maximumAge { unlinkat(partialFD, name, 0); continue }
+            let age = now.subtractingReportingOverflow(modified)
+            if age.overflow || age.partialValue > maximumAge { unlinkat(partialFD, name, 0); continue }
             candidates.append((name, modified, size))
         }
         var full = false
