@@ -38,11 +38,13 @@ public final class Inbox: Sendable {
         /// Bytes of partial data kept at most (the oldest files not in use go first).
         public var partialMaximumBytes: UInt64 = 32 << 30
 
+        /// The defaults above.
         public init() {}
     }
 
     /// The path given to `init`, for messages; files are reached through `directoryFD`.
     public let directory: String
+    /// What peers may spend here, fixed when the inbox is opened.
     public let limits: Limits
     /// `O_DIRECTORY|O_NOFOLLOW` descriptors of the inbox and its `.partial` directory, owned
     /// for the inbox's life.
