@@ -1,10 +1,15 @@
 import Dispatch
 import Glibc
 import MessagingCore
+import Synchronization
 
 /// The files sent and received over one link (docs/PROTOCOL.md, "Files"). Outgoing files go
 /// one at a time, read from disk only as fast as the connection drains, so memory stays flat
 /// for any file size.
+///
+/// Descriptors: an outgoing file's descriptor is hashed and closed on `reading`, and read by
+/// `pump` on the link's queue only while the transfer is current, so it is never closed while
+/// read. An incoming file's descriptor is hashed, written, synced and closed on `disk` only.
 ///
 /// - Important: every method runs on the link's queue.
 public final class FileTransfers: @unchecked Sendable {
@@ -36,27 +41,33 @@ public final class FileTransfers: @unchecked Sendable {
     /// top it stays under the connection's outbox limit (4 MiB by default).
     static let outboxTarget = 2 << 20
 
-    private let link: PeerLink
-    private let inbox: Inbox?
-    private let onEvent: (Event) -> Void
+    let link: PeerLink
+    let inbox: Inbox?
+    let onEvent: (Event) -> Void
     private var outgoing: [Outgoing] = []
-    private var incoming: [UInt32: Incoming] = [:]
+    var incoming: [UInt32: Incoming] = [:]
     private var nextID: UInt32 = 1
-    /// Writes, hashes and closes received files in the order their frames arrived, so that
-    /// the link's queue keeps receiving meanwhile (two cores instead of one).
-    private let disk = DispatchQueue(label: "svc.files.disk")
+    /// Hashes outgoing files and closes their descriptors, in that order.
+    private let reading = DispatchQueue(label: "svc.files.reading")
+    /// Hashes resumed data, writes, syncs, stores and closes received files in the order their
+    /// frames arrived, so that the link's queue keeps receiving meanwhile.
+    let disk = DispatchQueue(label: "svc.files.disk")
     /// Received file data not yet written; above `diskBacklogLimit` the link stops reading.
-    private var diskBacklog = 0
-    private static let diskBacklogLimit = 8 << 20
+    var diskBacklog = 0
+    static let diskBacklogLimit = 8 << 20
     /// Where chunks are read from disk; allocated only while a file is being sent (a room
     /// of 1,000 idle members would otherwise hold 1 GiB of them).
     private var buffer: [UInt8] = []
 
-    /// Used on the link's queue only (the hash is computed from a copy of its fd and size).
+    /// Used on the link's queue, except `fd` and `cancelled`, which `reading` also reads.
     private final class Outgoing: @unchecked Sendable {
+        enum State { case hashing, offered, accepted }
         let path: String
         let completion: (Result<SentFile, FileError>) -> Void
+        let cancelled = Atomic(false)
+        var state = State.hashing
         var fd: Int32 = -1
+        /// 0 until the offer is sent: no reply can match before.
         var id: UInt32 = 0
         var size: UInt64 = 0
         var digest: [UInt8] = []
@@ -66,25 +77,6 @@ public final class FileTransfers: @unchecked Sendable {
         init(path: String, completion: @escaping (Result<SentFile, FileError>) -> Void) {
             self.path = path
             self.completion = completion
-        }
-    }
-
-    /// Used on the link's queue, except `hash`, which the disk queue feeds.
-    private final class Incoming: @unchecked Sendable {
-        let offer: Message.FileOffer
-        let fd: Int32
-        let partialPath: String
-        let hash: SHA256
-        let startOffset: UInt64
-        /// Bytes accepted so far (handed to `disk`, perhaps not written yet).
-        var received: UInt64
-        init(offer: Message.FileOffer, fd: Int32, partialPath: String, hash: SHA256, startOffset: UInt64) {
-            self.offer = offer
-            self.fd = fd
-            self.partialPath = partialPath
-            self.hash = hash
-            self.startOffset = startOffset
-            received = startOffset
         }
     }
 
@@ -107,7 +99,7 @@ public final class FileTransfers: @unchecked Sendable {
     private func offer(_ transfer: Outgoing) {
         let fd = open(transfer.path, O_RDONLY | O_CLOEXEC)
         var info = stat()
-        guard fd >= 0, fstat(fd, &info) == 0, (info.st_mode & S_IFMT) == S_IFREG else {
+        guard fd >= 0, fstat(fd, &info) == 0, (info.st_mode & S_IFMT) == S_IFREG, info.st_size >= 0 else {
             let reason = fd < 0 ? String(cString: strerror(errno)) : "not a regular file"
             if fd >= 0 { close(fd) }
             return finishOutgoing(.failure(FileError("cannot send \(transfer.path): \(reason)")))
@@ -115,16 +107,21 @@ public final class FileTransfers: @unchecked Sendable {
         transfer.fd = fd
         transfer.size = UInt64(info.st_size)
         let queue = link.queue
-        // Hashing reads the whole file: do it off the event queue.
-        DispatchQueue.global().async { [self] in
-            let result = Result { () throws(FileError) in try SHA256.digest(of: fd, length: transfer.size).finish() }
+        let size = transfer.size
+        // Hashing reads the whole file: off the event queue, on the queue that closes `fd`.
+        reading.async { [self] in
+            let result = Result { () throws(FileError) in
+                try SHA256.digest(of: fd, length: size, isCancelled: { transfer.cancelled.load(ordering: .relaxed) }).finish()
+            }
             queue.async { [self] in
+                guard outgoing.first === transfer else { return } // it failed or the link ended meanwhile
                 switch result {
                 case .failure(let error): finishOutgoing(.failure(FileError("cannot read \(transfer.path): \(error)")))
                 case .success(let digest):
                     transfer.digest = digest
                     transfer.id = nextID
-                    nextID += 1
+                    nextID = nextID == .max ? 1 : nextID + 1
+                    transfer.state = .offered
                     let name = String(transfer.path.split(separator: "/").last ?? "file")
                     if !link.send(.fileOffer(.init(id: transfer.id, size: transfer.size, digest: digest, name: name))) {
                         finishOutgoing(.failure(FileError("the connection closed before \(transfer.path) could be offered")))
@@ -135,11 +132,12 @@ public final class FileTransfers: @unchecked Sendable {
     }
 
     private func pump() {
-        guard let transfer = outgoing.first, transfer.id != 0, link.isOpen else { return }
+        guard let transfer = outgoing.first, transfer.state == .accepted, link.isOpen else { return }
         if buffer.isEmpty { buffer = [UInt8](repeating: 0, count: FileTransfers.chunkSize) }
         while transfer.offset < transfer.size && link.connection.bufferedByteCount < FileTransfers.outboxTarget {
             let want = Int(min(UInt64(FileTransfers.chunkSize), transfer.size - transfer.offset))
             let count = buffer.withUnsafeMutableBytes { pread(transfer.fd, $0.baseAddress, want, off_t(transfer.offset)) }
+            if count < 0 && errno == EINTR { continue }
             guard count > 0 else {
                 let reason = count < 0 ? String(cString: strerror(errno)) : "the file shrank while being sent"
                 link.send(.fileEnd(id: transfer.id))
@@ -161,13 +159,15 @@ public final class FileTransfers: @unchecked Sendable {
     private func finishOutgoing(_ result: Result<SentFile, FileError>) {
         guard !outgoing.isEmpty else { return }
         let transfer = outgoing.removeFirst()
-        if transfer.fd >= 0 { close(transfer.fd) }
+        transfer.cancelled.store(true, ordering: .relaxed)
+        let fd = transfer.fd
+        if fd >= 0 { reading.async { close(fd) } } // after the hash that may still read it
         link.connection.whenDrained(nil)
         transfer.completion(result)
         if let next = outgoing.first { offer(next) } else { buffer = [] }
     }
 
-    // MARK: Receiving and replies
+    // MARK: Frames
 
     /// Handles a file frame; returns false for other messages.
     public func handle(_ message: Message) -> Bool {
@@ -176,18 +176,20 @@ public final class FileTransfers: @unchecked Sendable {
         case .fileChunk(let id, let data): received(data, for: id)
         case .fileEnd(let id): ended(id)
         case .fileAccept(let id, let offset):
-            guard let transfer = outgoing.first, transfer.id == id, offset <= transfer.size else {
-                link.reject(ProtocolError(.fileProtocol, "FILE_ACCEPT for id \(id) at \(offset) matches no offer"))
+            // Only once, for the offer sent last, within the file.
+            guard let transfer = outgoing.first, transfer.state == .offered, transfer.id == id, offset <= transfer.size else {
+                link.reject(ProtocolError(.fileProtocol, "FILE_ACCEPT for id \(id) at \(offset) matches no offer waiting for an answer"))
                 return true
             }
+            transfer.state = .accepted
             transfer.offset = offset
             transfer.startOffset = offset
             transfer.lastProgress = offset
             link.connection.whenDrained { [weak self] in self?.pump() }
             pump()
         case .fileResult(let id, let status, let text):
-            guard let transfer = outgoing.first, transfer.id == id else {
-                link.reject(ProtocolError(.fileProtocol, "FILE_RESULT for id \(id) matches no transfer"))
+            guard let transfer = outgoing.first, transfer.state != .hashing, transfer.id == id else {
+                link.reject(ProtocolError(.fileProtocol, "FILE_RESULT for id \(id) matches no offered file"))
                 return true
             }
             if status == .stored {
@@ -201,123 +203,11 @@ public final class FileTransfers: @unchecked Sendable {
         return true
     }
 
-    private func refuse(_ id: UInt32, _ status: Message.FileStatus, _ reason: String, name: String) {
-        link.send(.fileResult(id: id, status: status, message: reason))
-        onEvent(.receiveFailed(name: name, reason: reason))
-    }
-
-    private func received(_ offer: Message.FileOffer) {
-        guard let inbox else { return refuse(offer.id, .refused, "this peer does not accept files", name: offer.name) }
-        guard incoming[offer.id] == nil else { return refuse(offer.id, .refused, "transfer id \(offer.id) is already in use", name: offer.name) }
-        guard !inbox.receiving.contains(offer.digest) else {
-            return refuse(offer.id, .refused, "the same file is being received from another transfer; send it again later", name: offer.name)
-        }
-        let path = inbox.partialPath(for: offer.digest)
-        let fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0o600)
-        guard fd >= 0 else { return refuse(offer.id, .writeFailed, "cannot write to the inbox: \(String(cString: strerror(errno)))", name: offer.name) }
-        var info = stat()
-        fstat(fd, &info)
-        var have = UInt64(info.st_size)
-        if have > offer.size { ftruncate(fd, 0); have = 0 }
-        let hash: SHA256
-        do throws(FileError) { hash = try SHA256.digest(of: fd, length: have) } catch { ftruncate(fd, 0); have = 0; hash = SHA256() }
-        if let free = inbox.freeBytes(), free < offer.size - have {
-            close(fd)
-            return refuse(offer.id, .refused, "not enough space in the inbox: \(offer.size - have) bytes needed, \(free) free", name: offer.name)
-        }
-        inbox.receiving.insert(offer.digest)
-        incoming[offer.id] = Incoming(offer: offer, fd: fd, partialPath: path, hash: hash, startOffset: have)
-        onEvent(.receiving(name: InboxName.sanitized(offer.name), size: offer.size, resumingAt: have))
-        link.send(.fileAccept(id: offer.id, offset: have))
-    }
-
-    private func received(_ data: [UInt8], for id: UInt32) {
-        guard let transfer = incoming[id] else {
-            return link.reject(ProtocolError(.fileProtocol, "FILE_CHUNK for id \(id), which was not offered"))
-        }
-        guard transfer.received + UInt64(data.count) <= transfer.offer.size else {
-            dropIncoming(id, deletingData: true)
-            return refuse(id, .refused, "more data than the \(transfer.offer.size) bytes offered", name: transfer.offer.name)
-        }
-        let offset = transfer.received
-        transfer.received += UInt64(data.count)
-        diskBacklog += data.count
-        if diskBacklog > FileTransfers.diskBacklogLimit { link.connection.pauseReading() }
-        let queue = link.queue
-        disk.async { [self] in
-            let failure = Self.write(data, to: transfer.fd, at: offset)
-            if failure == nil { transfer.hash.update(data) }
-            queue.async { [self] in
-                diskBacklog -= data.count
-                if diskBacklog <= FileTransfers.diskBacklogLimit { link.connection.resumeReading() }
-                if let failure, incoming[id] === transfer {
-                    dropIncoming(id, deletingData: false)
-                    refuse(id, .writeFailed, "writing to the inbox failed: \(failure)", name: transfer.offer.name)
-                }
-            }
-        }
-    }
-
-    /// Writes all of `data` at `offset`; returns why it failed, or nil.
-    private static func write(_ data: [UInt8], to fd: Int32, at offset: UInt64) -> String? {
-        var written = 0
-        while written < data.count {
-            let count = data[written...].withUnsafeBytes { pwrite(fd, $0.baseAddress, $0.count, off_t(offset) + off_t(written)) }
-            if count < 0 && errno == EINTR { continue }
-            guard count > 0 else { return String(cString: strerror(errno)) }
-            written += count
-        }
-        return nil
-    }
-
-    private func ended(_ id: UInt32) {
-        guard let transfer = incoming[id], let inbox else {
-            return link.reject(ProtocolError(.fileProtocol, "FILE_END for id \(id), which was not offered"))
-        }
-        let name = transfer.offer.name
-        guard transfer.received == transfer.offer.size else {
-            dropIncoming(id, deletingData: false)
-            return refuse(id, .refused, "the transfer ended after \(transfer.received) of \(transfer.offer.size) bytes", name: name)
-        }
-        let queue = link.queue
-        // After the last write: the digest of everything written, then the data on disk.
-        disk.async { [self] in
-            let digest = transfer.hash.finish()
-            fsync(transfer.fd)
-            queue.async { [self] in
-                guard incoming[id] === transfer else { return } // a write failed, or the link ended
-                guard digest == transfer.offer.digest else {
-                    dropIncoming(id, deletingData: true)
-                    return refuse(id, .checksumMismatch, "the SHA-256 of the data received does not match the offer; nothing was stored", name: name)
-                }
-                dropIncoming(id, deletingData: false)
-                do throws(FileError) {
-                    let stored = try inbox.store(partial: transfer.partialPath, offeredName: name)
-                    link.send(.fileResult(id: id, status: .stored, message: stored))
-                    onEvent(.stored(SentFile(path: inbox.directory + "/" + stored, storedAs: stored, size: transfer.offer.size,
-                                             startOffset: transfer.startOffset, digest: transfer.offer.digest)))
-                } catch {
-                    refuse(id, .writeFailed, error.message, name: name)
-                }
-            }
-        }
-    }
-
-    private func dropIncoming(_ id: UInt32, deletingData: Bool) {
-        guard let transfer = incoming.removeValue(forKey: id) else { return }
-        disk.async {  // after the writes still on their way
-            close(transfer.fd)
-            if deletingData { unlink(transfer.partialPath) }
-        }
-        inbox?.receiving.remove(transfer.offer.digest)
-    }
-
     /// The link ended: pending sends fail, partial data is kept to be resumed.
     public func linkEnded(_ reason: PeerLink.EndReason) {
-        for id in Array(incoming.keys) {
-            let name = incoming[id]!.offer.name
+        for (id, transfer) in incoming {
             dropIncoming(id, deletingData: false)
-            onEvent(.receiveFailed(name: name, reason: "\(reason); the data so far is kept, and sending the file again resumes"))
+            onEvent(.receiveFailed(name: transfer.offer.name, reason: "\(reason); the data so far is kept, and sending the file again resumes"))
         }
         while !outgoing.isEmpty {
             let path = outgoing[0].path

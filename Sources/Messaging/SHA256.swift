@@ -35,11 +35,15 @@ public final class SHA256: @unchecked Sendable {
     }
 
     /// Hashes the first `length` bytes of an open file (from offset 0), reading in large blocks.
-    /// - Throws: `FileError` when reading fails or the file is shorter.
-    public static func digest(of fd: Int32, length: UInt64, into hash: SHA256 = SHA256()) throws(FileError) -> SHA256 {
+    /// - Parameter isCancelled: asked before each block (1 MiB); true stops the work.
+    /// - Throws: `FileError` when reading fails, the file is shorter, or the work was cancelled.
+    /// - Important: `fd` must stay open until this returns: close it on the same queue.
+    public static func digest(of fd: Int32, length: UInt64, into hash: SHA256 = SHA256(),
+                              isCancelled: () -> Bool = { false }) throws(FileError) -> SHA256 {
         var buffer = [UInt8](repeating: 0, count: 1 << 20)
         var offset: UInt64 = 0
         while offset < length {
+            guard !isCancelled() else { throw FileError("cancelled") }
             let want = Int(min(UInt64(buffer.count), length - offset))
             let count = buffer.withUnsafeMutableBytes { pread(fd, $0.baseAddress, want, off_t(offset)) }
             if count < 0 && errno == EINTR { continue }

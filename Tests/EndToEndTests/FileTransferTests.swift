@@ -48,12 +48,23 @@ final class FileTransferTests: XCTestCase {
         }
     }
 
-    /// The size of `path` once it reaches `bytes`, or what it has after 60 s.
-    func waitForSize(of path: String, atLeast bytes: Int) -> Int {
+    /// The partial files in the inbox for a file with this SHA-256 (named `<sha256>-<size>-<sender tag>`).
+    func partials(_ inbox: String, sha256: String) -> [String] {
+        let names = (try? FileManager.default.contentsOfDirectory(atPath: inbox + "/.partial")) ?? []
+        return names.filter { $0.hasPrefix(sha256 + "-") }.map { inbox + "/.partial/" + $0 }.sorted()
+    }
+
+    /// The size of the first partial file for `sha256`, or 0 when there is none.
+    func partialSize(_ inbox: String, sha256: String) -> Int {
+        partials(inbox, sha256: sha256).first.flatMap { (try? FileManager.default.attributesOfItem(atPath: $0))?[.size] as? Int } ?? 0
+    }
+
+    /// The size of the partial data for `sha256` once it reaches `bytes`, or what it has after 60 s.
+    func waitForPartial(_ inbox: String, sha256: String, atLeast bytes: Int) -> Int {
         let deadline = Date().addingTimeInterval(60)
         var size = 0
         while size < bytes && Date() < deadline {
-            size = ((try? FileManager.default.attributesOfItem(atPath: path))?[.size] as? Int) ?? 0
+            size = partialSize(inbox, sha256: sha256)
             usleep(20_000)
         }
         return size
@@ -92,14 +103,13 @@ final class FileTransferTests: XCTestCase {
     func testThePublisherKilledMidTransferAndRestartedGetsOneVerifiedCopy() throws {
         let (path, digest) = try randomFile(megabytes: 200)
         let inbox = directory + "/inbox"
-        let partial = inbox + "/.partial/" + digest
         let name = TestLAN.uniqueName("phoenix-files")
         let liftShaping = try shapeHostB()
         defer { liftShaping() }
 
         let first = try publish(name, inbox: inbox)
         let sender = try TestLAN.run("svc-connect", on: "b", [name, "--send", path, "--json"])
-        XCTAssertGreaterThanOrEqual(waitForSize(of: partial, atLeast: 60 << 20), 60 << 20, sender.transcript)
+        XCTAssertGreaterThanOrEqual(waitForPartial(inbox, sha256: digest, atLeast: 60 << 20), 60 << 20, sender.transcript)
         first.signal(SIGKILL)
         _ = first.waitForExit()
         let second = try publish(name, inbox: inbox)
@@ -157,14 +167,13 @@ final class FileTransferTests: XCTestCase {
     func testABrokenTransferLeavesNoCompleteLookingFileAndResumes() throws {
         let (path, digest) = try randomFile(megabytes: 200)
         let inbox = directory + "/inbox"
-        let partial = inbox + "/.partial/" + digest
         let name = TestLAN.uniqueName("resume")
         let liftShaping = try shapeHostB()
         defer { liftShaping() }
 
         let first = try publish(name, inbox: inbox)
         let sender = try TestLAN.run("svc-connect", on: "b", [name, "--send", path, "--no-reconnect", "--json"])
-        XCTAssertGreaterThanOrEqual(waitForSize(of: partial, atLeast: 90 << 20), 90 << 20, "the transfer never got halfway\n" + sender.transcript)
+        XCTAssertGreaterThanOrEqual(waitForPartial(inbox, sha256: digest, atLeast: 90 << 20), 90 << 20, "the transfer never got halfway\n" + sender.transcript)
         first.signal(SIGKILL)
         _ = first.waitForExit()
 
@@ -172,7 +181,7 @@ final class FileTransferTests: XCTestCase {
         XCTAssertTrue(sender.stderr.contains { $0.contains("was not delivered") }, sender.transcript)
         XCTAssertFalse(sender.jsonEvents.contains { $0["event"] as? String == "file-sent" }, "no success was reported")
         XCTAssertEqual(inboxFiles(inbox), [], "nothing that looks complete")
-        let kept = ((try? FileManager.default.attributesOfItem(atPath: partial))?[.size] as? Int) ?? 0
+        let kept = partialSize(inbox, sha256: digest)
         XCTAssertGreaterThan(kept, 0, "the partial data is kept for resuming")
         XCTAssertLessThan(kept, 200 << 20)
 
@@ -187,8 +196,180 @@ final class FileTransferTests: XCTestCase {
         XCTAssertEqual(sent["sha256"] as? String, digest)
         XCTAssertEqual(inboxFiles(inbox), ["payload.bin"])
         XCTAssertEqual(try sha256(of: inbox + "/payload.bin"), digest)
-        XCTAssertFalse(FileManager.default.fileExists(atPath: partial), "the partial data became the stored file")
+        XCTAssertEqual(partials(inbox, sha256: digest), [], "the partial data became the stored file")
         second.signal(SIGTERM)
         XCTAssertEqual(second.waitForExit(), 0)
+    }
+}
+
+/// The bounds of README.md "Files: bounds", each against a hostile peer (Scripts/hostile-peer),
+/// with a well-behaved member served meanwhile or right after.
+extension FileTransferTests {
+    /// Runs a hostile-peer mode from `host` against the publisher on host a.
+    func hostile(_ mode: [String], from host: String = "b", port: Int) throws -> ToolProcess {
+        try TestLAN.command(on: host, ["/usr/bin/python3", TestLAN.script("hostile-peer"), TestLAN.addresses(of: "a").ipv4, String(port)] + mode)
+    }
+
+    func port(of publisher: ToolProcess) throws -> Int {
+        try XCTUnwrap(publisher.jsonEvents.first { $0["event"] as? String == "registered" }?["port"] as? Int)
+    }
+
+    /// A small file, sent by a well-behaved member from host b; returns the sender's exit status.
+    func sendSmallFile(to name: String, as member: String) throws -> ToolProcess {
+        let path = directory + "/\(member).txt"
+        try Data("hello from \(member)\n".utf8).write(to: URL(fileURLWithPath: path))
+        let sender = try TestLAN.run("svc-connect", on: "b", [name, "--as", member, "--send", path, "--json"])
+        _ = sender.waitForExit(timeout: 30)
+        return sender
+    }
+
+    /// Whether `condition` became true within 10 s.
+    func eventually(_ condition: () -> Bool) -> Bool {
+        let deadline = Date().addingTimeInterval(10)
+        while !condition() {
+            guard Date() < deadline else { return false }
+            usleep(50_000)
+        }
+        return true
+    }
+
+    /// Waits until `.partial` holds exactly `expected` (files left by ended transfers go when
+    /// their link's last disk work is done).
+    func waitForPartials(_ inbox: String, toBe expected: [String]) -> [String] {
+        let deadline = Date().addingTimeInterval(10)
+        var names: [String] = []
+        repeat {
+            names = ((try? FileManager.default.contentsOfDirectory(atPath: inbox + "/.partial")) ?? []).sorted()
+            if names == expected { break }
+            usleep(50_000)
+        } while Date() < deadline
+        return names
+    }
+
+    func testAnOfferFloodIsBoundedPerMemberAndLeavesNoPartialFiles() throws {
+        let inbox = directory + "/inbox"
+        let name = TestLAN.uniqueName("flood")
+        let publisher = try publish(name, inbox: inbox)
+        let flood = try hostile(["offer-flood", "1", "50"], port: port(of: publisher))
+        let summary = try XCTUnwrap(flood.waitForEvent(timeout: 30) { $0["accepted"] != nil }, flood.transcript)
+        XCTAssertEqual(summary["accepted"] as? Int, 4, "\(summary)")
+        XCTAssertEqual(summary["refused"] as? Int, 46, "\(summary)")
+        XCTAssertEqual(summary["messages"] as? [String], ["at most 4 files may arrive from one member at a time; send this one when the others are done"])
+
+        let good = try sendSmallFile(to: name, as: "alice")
+        XCTAssertEqual(good.waitForExit(), 0, "another member is served while the flood holds its four\n" + good.transcript)
+        flood.closeStdin()
+        _ = flood.waitForExit(timeout: 10)
+        XCTAssertEqual(waitForPartials(inbox, toBe: []), [], "offers that sent no data leave no partial file")
+        XCTAssertEqual(inboxFiles(inbox), ["alice.txt"])
+        publisher.signal(SIGTERM)
+        XCTAssertEqual(publisher.waitForExit(), 0)
+    }
+
+    func testTheInboxBoundsAllMembersTogether() throws {
+        let inbox = directory + "/inbox"
+        let name = TestLAN.uniqueName("hog")
+        let publisher = try publish(name, inbox: inbox)
+        let hog = try hostile(["offer-flood", "10", "4"], port: port(of: publisher))
+        let summary = try XCTUnwrap(hog.waitForEvent(timeout: 30) { $0["accepted"] != nil }, hog.transcript)
+        XCTAssertEqual(summary["accepted"] as? Int, 32, "\(summary)")
+        XCTAssertEqual(summary["refused"] as? Int, 8, "\(summary)")
+        XCTAssertEqual(summary["messages"] as? [String], ["the inbox is receiving 32 files already (its limit); send this one later"])
+
+        let refused = try sendSmallFile(to: name, as: "alice")
+        XCTAssertNotEqual(refused.waitForExit(), 0, refused.transcript)
+        XCTAssertTrue(refused.stderr.contains { $0.contains("the inbox is receiving 32 files already") }, refused.transcript)
+        hog.closeStdin()
+        _ = hog.waitForExit(timeout: 10)
+        XCTAssertEqual(waitForPartials(inbox, toBe: []), [])
+        let served = try sendSmallFile(to: name, as: "bob")
+        XCTAssertEqual(served.waitForExit(), 0, "served once the hog is gone\n" + served.transcript)
+        XCTAssertEqual(inboxFiles(inbox), ["bob.txt"])
+        publisher.signal(SIGTERM)
+        XCTAssertEqual(publisher.waitForExit(), 0)
+    }
+
+    func testParallelOffersCannotTogetherPromiseMoreThanTheFreeSpace() throws {
+        let inbox = directory + "/inbox"
+        let name = TestLAN.uniqueName("greedy")
+        let publisher = try publish(name, inbox: inbox)
+        var stats = statvfs()
+        XCTAssertEqual(statvfs(inbox, &stats), 0)
+        let free = UInt64(stats.f_bavail) * UInt64(stats.f_frsize)
+        let size = free / 3 // two fit, a third would eat into the 64 MiB reserve
+        let greedy = try hostile(["parallel-offers", String(size), "4"], port: port(of: publisher))
+        let summary = try XCTUnwrap(greedy.waitForEvent(timeout: 30) { $0["accepted"] != nil }, greedy.transcript)
+        XCTAssertEqual(summary["accepted"] as? Int, 2, "each offer fits alone, but together only two do: \(summary)")
+        XCTAssertEqual(summary["refused"] as? Int, 2, "\(summary)")
+        let messages = summary["messages"] as? [String] ?? []
+        XCTAssertFalse(messages.isEmpty)
+        for message in messages {
+            XCTAssertTrue(message.hasPrefix("not enough space in the inbox: \(size) bytes needed"), message)
+            XCTAssertTrue(message.contains("\(2 * size) are promised to transfers under way and 67108864 kept in reserve"), message)
+        }
+        let good = try sendSmallFile(to: name, as: "alice")
+        XCTAssertEqual(good.waitForExit(), 0, "a small file still fits beside the promises\n" + good.transcript)
+        greedy.closeStdin()
+        _ = greedy.waitForExit(timeout: 10)
+        XCTAssertEqual(waitForPartials(inbox, toBe: []), [])
+        publisher.signal(SIGTERM)
+        XCTAssertEqual(publisher.waitForExit(), 0)
+    }
+
+    func testAPartialCannotBeTruncatedOrProbedFromAnotherAddress() throws {
+        let inbox = directory + "/inbox"
+        let name = TestLAN.uniqueName("keeper")
+        let publisher = try publish(name, inbox: inbox)
+        let port = try port(of: publisher)
+        let digest = "631b84027d6b9e52b539c4e8373622d23032dfadc64d60af87339c9037e4f769"
+        func run(_ mode: String, from host: String) throws -> [[String: Any]] {
+            let peer = try hostile([mode], from: host, port: port)
+            XCTAssertEqual(peer.waitForExit(timeout: 40), 0, peer.transcript)
+            return peer.jsonEvents.filter { $0["type"] as? Int == 0x21 || $0["type"] as? Int == 0x24 }
+        }
+        let half = 1 << 19
+        let started = try run("partial-start", from: "b")
+        XCTAssertEqual(started.first?["offset"] as? Int, 0, "\(started)")
+        XCTAssertEqual(waitForPartial(inbox, sha256: digest, atLeast: half), half)
+        let actual = try XCTUnwrap(partials(inbox, sha256: digest).first.map { URL(fileURLWithPath: $0).lastPathComponent })
+
+        // Another address learns nothing and changes nothing: both offers start at 0.
+        let probe = try run("partial-truncate", from: "a")
+        XCTAssertEqual(probe.map { $0["offset"] as? Int }, [0, 0], "\(probe)")
+        // The sender itself: another size is another file; the real size resumes.
+        let own = try run("partial-truncate", from: "b")
+        XCTAssertEqual(own.map { $0["offset"] as? Int }, [0, half], "\(own)")
+        XCTAssertEqual(waitForPartials(inbox, toBe: [actual]), [actual], "the empty partials of the probes are gone")
+        XCTAssertEqual(partialSize(inbox, sha256: digest), half, "nothing was truncated")
+
+        let finished = try run("partial-finish", from: "b")
+        XCTAssertEqual(finished.first?["offset"] as? Int, half, "\(finished)")
+        XCTAssertEqual(finished.last?["status"] as? Int, 0, "\(finished)")
+        XCTAssertEqual(inboxFiles(inbox), ["partial.bin"])
+        XCTAssertEqual(try sha256(of: inbox + "/partial.bin"), digest)
+        XCTAssertEqual(waitForPartials(inbox, toBe: []), [])
+        publisher.signal(SIGTERM)
+        XCTAssertEqual(publisher.waitForExit(), 0)
+    }
+
+    func testRepliesMatchOnlyAFileThatWasOffered() throws {
+        let (path, _) = try randomFile(megabytes: 3)
+        let inbox = directory + "/inbox"
+        let name = TestLAN.uniqueName("replies")
+        let publisher = try publish(name, inbox: inbox)
+        let peer = try hostile(["result-unoffered"], port: port(of: publisher))
+        func errors() -> [[String: Any]] { peer.jsonEvents.filter { $0["type"] as? Int == 0x04 } }
+        XCTAssertTrue(eventually { errors().count >= 3 }, peer.transcript)
+        XCTAssertNotNil(publisher.waitForEvent { $0["event"] as? String == "joined" }, publisher.transcript)
+        publisher.send("/send mallory \(path)")
+        XCTAssertEqual(peer.waitForExit(timeout: 60), 0, peer.transcript)
+        XCTAssertEqual(peer.jsonEvents.compactMap { $0["data_ok"] as? Bool }, [true], peer.transcript)
+        XCTAssertEqual(errors().map { $0["error_code"] as? Int }, Array(repeating: 12, count: 6), "every stray reply was refused\n" + peer.transcript)
+        XCTAssertTrue(eventually { publisher.stderr.contains { $0.contains("did not store") && $0.contains("no thanks") } }, publisher.transcript)
+        XCTAssertFalse(publisher.jsonEvents.contains { $0["event"] as? String == "file-sent" }, "no success without a FILE_RESULT for the offer")
+        let good = try sendSmallFile(to: name, as: "alice")
+        XCTAssertEqual(good.waitForExit(), 0, good.transcript)
+        publisher.signal(SIGTERM)
+        XCTAssertEqual(publisher.waitForExit(), 0)
     }
 }

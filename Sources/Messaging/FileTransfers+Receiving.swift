@@ -1,0 +1,228 @@
+import Dispatch
+import Glibc
+import MessagingCore
+import Synchronization
+import TransportCore
+
+extension FileTransfers {
+    /// One file arriving. The inbox admitted it (it counts there until released); its partial
+    /// file's descriptor is used and closed on `disk` only.
+    final class Incoming: @unchecked Sendable {
+        /// `hashing`: the resumed prefix is being hashed, no `FILE_ACCEPT` sent yet, so no data
+        /// may come; `receiving`: accepted; `finishing`: `FILE_END` came, the result is on its way.
+        enum State { case hashing, receiving, finishing }
+        let offer: Message.FileOffer
+        let key: PartialKey
+        let fd: Int32
+        /// Set when the transfer is dropped, so that hashing a long prefix stops early.
+        let cancelled = Atomic(false)
+        // On the link's queue:
+        var state = State.hashing
+        var startOffset: UInt64 = 0
+        /// Bytes accepted so far (handed to `disk`, perhaps not written yet).
+        var received: UInt64 = 0
+        // On the disk queue:
+        var hash = SHA256()
+        var writeFailure: String?
+        var closed = false
+
+        init(offer: Message.FileOffer, key: PartialKey, fd: Int32) {
+            self.offer = offer
+            self.key = key
+            self.fd = fd
+        }
+
+        /// Closes the partial file once. On the disk queue.
+        func close() {
+            guard !closed else { return }
+            closed = true
+            _ = Glibc.close(fd)
+        }
+    }
+
+    func refuse(_ id: UInt32, _ status: Message.FileStatus, _ reason: String, name: String) {
+        link.send(.fileResult(id: id, status: status, message: reason))
+        onEvent(.receiveFailed(name: name, reason: reason))
+    }
+
+    func received(_ offer: Message.FileOffer) {
+        guard let inbox else { return refuse(offer.id, .refused, "this peer does not accept files", name: offer.name) }
+        guard incoming[offer.id] == nil else { return refuse(offer.id, .refused, "transfer id \(offer.id) is already in use", name: offer.name) }
+        guard offer.size <= UInt64(Int64.max) else {
+            return refuse(offer.id, .refused, "\(offer.size) bytes is larger than any file this system can store", name: offer.name)
+        }
+        let key = PartialKey(digest: offer.digest, size: offer.size, sender: link.connection.peer?.addressWithScope ?? "an unknown address")
+        let admission: Inbox.Admission
+        // Files whose data still has to come count for the member; files being verified and
+        // stored count only for the inbox (so a sender may pipeline small files).
+        let arriving = incoming.values.reduce(0) { $0 + ($1.state == .finishing ? 0 : 1) }
+        switch inbox.admit(key, size: offer.size, memberTransfers: arriving) {
+        case .failure(let refusal): return refuse(offer.id, refusal.status, refusal.message, name: offer.name)
+        case .success(let admitted): admission = admitted
+        }
+        let transfer = Incoming(offer: offer, key: key, fd: admission.fd)
+        incoming[offer.id] = transfer
+        guard admission.have > 0 else { return accept(transfer, at: 0) }
+        let queue = link.queue
+        // Data kept from an earlier transfer is hashed on the disk queue (a 10 GiB prefix
+        // takes a while); FILE_ACCEPT goes out when that is done.
+        disk.async { [self] in
+            let failure: String?
+            do throws(FileError) {
+                transfer.hash = try SHA256.digest(of: transfer.fd, length: admission.have,
+                                                  isCancelled: { transfer.cancelled.load(ordering: .relaxed) })
+                failure = nil
+            } catch {
+                failure = error.message
+            }
+            queue.async { [self] in
+                guard incoming[offer.id] === transfer else { return } // the link ended meanwhile
+                if let failure {
+                    dropIncoming(offer.id, deletingData: true)
+                    return refuse(offer.id, .writeFailed, "the data kept from an earlier transfer could not be read (\(failure)) and was removed; send the file again",
+                                  name: offer.name)
+                }
+                accept(transfer, at: admission.have)
+            }
+        }
+    }
+
+    /// Data may come: from `offset` on (the data before it is hashed already).
+    private func accept(_ transfer: Incoming, at offset: UInt64) {
+        transfer.state = .receiving
+        transfer.startOffset = offset
+        transfer.received = offset
+        onEvent(.receiving(name: InboxName.sanitized(transfer.offer.name), size: transfer.offer.size, resumingAt: offset))
+        link.send(.fileAccept(id: transfer.offer.id, offset: offset))
+        watchForStall(transfer, sinceReceived: offset)
+    }
+
+    /// Ends the transfer when no data arrived for `transferIdleTimeout` (one pending check per
+    /// transfer, moved on while data flows).
+    private func watchForStall(_ transfer: Incoming, sinceReceived seen: UInt64) {
+        guard let timeout = inbox?.limits.transferIdleTimeout else { return }
+        link.queue.asyncAfter(deadline: .now() + .nanoseconds(Int(timeout.nanoseconds))) { [weak self] in
+            guard let self, incoming[transfer.offer.id] === transfer, transfer.state == .receiving else { return }
+            guard transfer.received == seen else { return watchForStall(transfer, sinceReceived: transfer.received) }
+            dropIncoming(transfer.offer.id, deletingData: false)
+            refuse(transfer.offer.id, .refused, "no data arrived for \(timeout.secondsText); the data so far is kept, and sending the file again resumes",
+                   name: transfer.offer.name)
+        }
+    }
+
+    func received(_ data: [UInt8], for id: UInt32) {
+        guard let transfer = incoming[id], transfer.state == .receiving else {
+            return link.reject(ProtocolError(.fileProtocol, "FILE_CHUNK for id \(id), which is not an accepted transfer still open"))
+        }
+        guard UInt64(data.count) <= transfer.offer.size - transfer.received else {
+            dropIncoming(id, deletingData: true)
+            return refuse(id, .refused, "more data than the \(transfer.offer.size) bytes offered", name: transfer.offer.name)
+        }
+        let offset = transfer.received
+        transfer.received += UInt64(data.count)
+        inbox?.consumed(UInt64(data.count), by: transfer.key)
+        diskBacklog += data.count
+        if diskBacklog > FileTransfers.diskBacklogLimit { link.connection.pauseReading() }
+        let queue = link.queue
+        disk.async { [self] in
+            var failure: String?
+            if transfer.writeFailure == nil && !transfer.closed {
+                failure = Self.write(data, to: transfer.fd, at: offset)
+                if let failure { transfer.writeFailure = failure } else { transfer.hash.update(data) }
+            }
+            let failed = failure
+            queue.async { [self] in
+                diskBacklog -= data.count
+                if diskBacklog <= FileTransfers.diskBacklogLimit { link.connection.resumeReading() }
+                if let failed, incoming[id] === transfer {
+                    dropIncoming(id, deletingData: false)
+                    refuse(id, .writeFailed, "writing to the inbox failed: \(failed)", name: transfer.offer.name)
+                }
+            }
+        }
+    }
+
+    /// Writes all of `data` at `offset`; returns why it failed, or nil.
+    private static func write(_ data: [UInt8], to fd: Int32, at offset: UInt64) -> String? {
+        var written = 0
+        while written < data.count {
+            let count = data[written...].withUnsafeBytes { pwrite(fd, $0.baseAddress, $0.count, off_t(offset) + off_t(written)) }
+            if count < 0 && errno == EINTR { continue }
+            guard count > 0 else { return count < 0 ? String(cString: strerror(errno)) : "nothing was written" }
+            written += count
+        }
+        return nil
+    }
+
+    /// What became of a file after its last byte.
+    private enum Outcome {
+        case stored(String)
+        case failed(Message.FileStatus, String)
+    }
+
+    func ended(_ id: UInt32) {
+        guard let transfer = incoming[id], transfer.state == .receiving, let inbox else {
+            return link.reject(ProtocolError(.fileProtocol, "FILE_END for id \(id), which is not an accepted transfer still open"))
+        }
+        let name = transfer.offer.name
+        guard transfer.received == transfer.offer.size else {
+            dropIncoming(id, deletingData: false)
+            return refuse(id, .refused, "the transfer ended after \(transfer.received) of \(transfer.offer.size) bytes", name: name)
+        }
+        transfer.state = .finishing
+        let queue = link.queue
+        // After the last write: the digest of everything written, the data on disk, its name.
+        disk.async { [self] in
+            // A failed write reports itself. When the link ended meanwhile, the complete data
+            // stays partial: the sender, told nothing, sends again and gets one stored copy.
+            guard transfer.writeFailure == nil, !transfer.closed, !transfer.cancelled.load(ordering: .relaxed) else { return }
+            let outcome: Outcome
+            if transfer.hash.finish() != transfer.offer.digest {
+                inbox.remove(transfer.key)
+                outcome = .failed(.checksumMismatch, "the SHA-256 of the data received does not match the offer; nothing was stored")
+            } else if fsync(transfer.fd) != 0 {
+                outcome = .failed(.writeFailed, "writing to the inbox failed: syncing the data to disk failed: \(String(cString: strerror(errno))); nothing was stored")
+            } else {
+                do throws(FileError) {
+                    outcome = .stored(try inbox.store(transfer.key, offeredName: name))
+                } catch {
+                    outcome = .failed(.writeFailed, error.message)
+                }
+            }
+            transfer.close()
+            queue.async { [self] in
+                // Still current unless the link ended after the checks above: then the outcome
+                // stands, but there is nobody to tell.
+                let current = incoming[id] === transfer
+                if current {
+                    incoming[id] = nil
+                    inbox.release(transfer.key)
+                }
+                switch outcome {
+                case .stored(let stored):
+                    if current { link.send(.fileResult(id: id, status: .stored, message: stored)) }
+                    onEvent(.stored(SentFile(path: inbox.directory + "/" + stored, storedAs: stored, size: transfer.offer.size,
+                                             startOffset: transfer.startOffset, digest: transfer.offer.digest)))
+                case .failed(let status, let reason):
+                    if current { refuse(id, status, reason, name: name) }
+                }
+            }
+        }
+    }
+
+    /// Forgets a transfer at once; its file is closed on the disk queue after the work queued
+    /// there (an empty one removed, or any one when `deletingData`), and only then does the
+    /// inbox stop counting it, so no new transfer opens the same file meanwhile.
+    func dropIncoming(_ id: UInt32, deletingData: Bool) {
+        guard let transfer = incoming.removeValue(forKey: id) else { return }
+        transfer.cancelled.store(true, ordering: .relaxed)
+        let inbox = inbox
+        disk.async {
+            if !transfer.closed {
+                if deletingData { inbox?.remove(transfer.key) } else { inbox?.removeIfEmpty(transfer.key, fd: transfer.fd) }
+                transfer.close()
+            }
+            inbox?.release(transfer.key)
+        }
+    }
+}

@@ -1,0 +1,171 @@
+import Glibc
+import MessagingCore
+
+extension Inbox {
+    /// A transfer the inbox agreed to receive: its partial file, open for reading and writing,
+    /// and the bytes it already holds (where the transfer resumes, once their hash is known).
+    struct Admission {
+        let key: PartialKey
+        /// Owned by the caller, who closes it (on its disk queue).
+        let fd: Int32
+        let have: UInt64
+    }
+
+    /// Why an offer was not admitted, with the `FILE_RESULT` status to answer.
+    struct Refusal: Error {
+        let status: Message.FileStatus
+        let message: String
+    }
+
+    /// The number of transfers under way, for all members together.
+    var activeTransfers: Int { state.withLock { $0.count } }
+
+    /// Admits an offered file, or says why not: too many transfers (from this member, or in
+    /// all), the same file already arriving from the same sender, or too little disk space
+    /// once the reserve and what the transfers under way still need are counted. Partial data
+    /// that is too old or beyond the limits is removed first. The partial file is opened (and
+    /// created, mode 0600) without following links; an empty one is removed again on refusal.
+    ///
+    /// The admitted transfer counts until `release(_:)`.
+    /// - Parameter memberTransfers: how many transfers the offering member has under way.
+    func admit(_ key: PartialKey, size: UInt64, memberTransfers: Int) -> Result<Admission, Refusal> {
+        state.withLock { active in
+            guard memberTransfers < limits.transfersPerMember else {
+                return .failure(Refusal(status: .refused,
+                    message: "at most \(limits.transfersPerMember) files may arrive from one member at a time; send this one when the others are done"))
+            }
+            guard active.count < limits.transfers else {
+                return .failure(Refusal(status: .refused,
+                    message: "the inbox is receiving \(limits.transfers) files already (its limit); send this one later"))
+            }
+            guard active[key] == nil else {
+                return .failure(Refusal(status: .refused, message: "the same file is already arriving from this address; send it again when that transfer ended"))
+            }
+            removeStalePartials(active: active, makingRoomFor: 1)
+            let fd = openat(partialFD, key.name, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0o600)
+            guard fd >= 0 else {
+                return .failure(Refusal(status: .writeFailed, message: "cannot create a file in \(directory)/.partial: \(String(cString: strerror(errno)))"))
+            }
+            var info = stat()
+            guard fstat(fd, &info) == 0, (info.st_mode & S_IFMT) == S_IFREG, info.st_nlink == 1, info.st_size >= 0 else {
+                close(fd)
+                return .failure(Refusal(status: .writeFailed,
+                    message: "\(directory)/.partial/\(key.name) is not a plain file of this inbox; remove it"))
+            }
+            // The key holds the size, so more data than offered is damage; it is this sender's own.
+            var have = UInt64(info.st_size)
+            if have > size {
+                guard ftruncate(fd, 0) == 0 else {
+                    close(fd)
+                    return .failure(Refusal(status: .writeFailed, message: "cannot reset damaged partial data: \(String(cString: strerror(errno)))"))
+                }
+                have = 0
+            }
+            let need = size - have
+            let promised = active.values.reduce(UInt64(0)) { $0.addingReportingOverflow($1).overflow ? .max : $0 + $1 }
+            let reserve = limits.diskReserve
+            guard let free = freeBytes() else {
+                discard(fd, key, empty: have == 0)
+                return .failure(Refusal(status: .writeFailed, message: "cannot tell how much space is free in \(directory): \(String(cString: strerror(errno)))"))
+            }
+            guard free >= reserve, free - reserve >= promised, free - reserve - promised >= need else {
+                discard(fd, key, empty: have == 0)
+                return .failure(Refusal(status: .refused,
+                    message: "not enough space in the inbox: \(need) bytes needed, \(free) free, of which \(promised) are promised to transfers under way and \(reserve) kept in reserve"))
+            }
+            active[key] = need
+            return .success(Admission(key: key, fd: fd, have: have))
+        }
+    }
+
+    private func discard(_ fd: Int32, _ key: PartialKey, empty: Bool) {
+        close(fd)
+        if empty { unlinkat(partialFD, key.name, 0) }
+    }
+
+    /// `bytes` more of an admitted transfer arrived: it needs that much less space.
+    func consumed(_ bytes: UInt64, by key: PartialKey) {
+        state.withLock { active in
+            if let remaining = active[key] { active[key] = remaining - min(remaining, bytes) }
+        }
+    }
+
+    /// An admitted transfer ended and its partial file is closed: it no longer counts.
+    func release(_ key: PartialKey) {
+        _ = state.withLock { $0.removeValue(forKey: key) }
+    }
+
+    /// Removes an empty partial file (a transfer that ended before any data arrived).
+    /// Call on the queue that closes `fd`, before closing it.
+    func removeIfEmpty(_ key: PartialKey, fd: Int32) {
+        var info = stat()
+        if fstat(fd, &info) == 0 && info.st_size == 0 { unlinkat(partialFD, key.name, 0) }
+    }
+
+    /// Removes a partial file whose data is worthless (it did not match its digest).
+    func remove(_ key: PartialKey) { unlinkat(partialFD, key.name, 0) }
+
+    /// Removes partial data not in use that is older than `limits.partialMaximumAge`, then the
+    /// oldest files until at most `partialMaximumCount - room` files and `partialMaximumBytes`
+    /// remain (files in use count, but are never removed). Symbolic links are removed, never
+    /// followed; anything else that is not a plain file is left alone.
+    func removeStalePartials(makingRoomFor room: Int) {
+        state.withLock { removeStalePartials(active: $0, makingRoomFor: room) }
+    }
+
+    private func removeStalePartials(active: [PartialKey: UInt64], makingRoomFor room: Int) {
+        let inUse = Set(active.keys.map(\.name))
+        let now = Int64(time(nil))
+        let maximumAge = limits.partialMaximumAge.components.seconds
+        var keptCount = 0
+        var keptBytes: UInt64 = 0
+        var candidates: [(name: String, modified: Int64, size: UInt64)] = []
+        for name in partialNames() {
+            var info = stat()
+            guard fstatat(partialFD, name, &info, AT_SYMLINK_NOFOLLOW) == 0 else { continue }
+            let type = info.st_mode & S_IFMT
+            if type == S_IFLNK { unlinkat(partialFD, name, 0); continue }
+            guard type == S_IFREG else { continue }
+            let size = UInt64(max(0, info.st_size))
+            if inUse.contains(name) {
+                keptCount += 1
+                keptBytes = keptBytes.addingReportingOverflow(size).overflow ? .max : keptBytes + size
+                continue
+            }
+            let modified = Int64(info.st_mtim.tv_sec)
+            let age = now.subtractingReportingOverflow(modified)
+            if age.overflow || age.partialValue > maximumAge { unlinkat(partialFD, name, 0); continue }
+            candidates.append((name, modified, size))
+        }
+        var full = false
+        for candidate in candidates.sorted(by: { $0.modified > $1.modified }) { // newest first
+            let bytes = keptBytes.addingReportingOverflow(candidate.size)
+            if !full && keptCount + room < limits.partialMaximumCount && !bytes.overflow && bytes.partialValue <= limits.partialMaximumBytes {
+                keptCount += 1
+                keptBytes = bytes.partialValue
+            } else {
+                full = true // from here on everything is older: remove it all
+                unlinkat(partialFD, candidate.name, 0)
+            }
+        }
+    }
+
+    /// The names in `.partial`, read through a fresh descriptor of it.
+    private func partialNames() -> [String] {
+        let fd = openat(partialFD, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+        guard fd >= 0 else { return [] }
+        guard let stream = fdopendir(fd) else {
+            close(fd)
+            return []
+        }
+        defer { closedir(stream) }
+        var names: [String] = []
+        while let entry = readdir(stream) {
+            let name = withUnsafePointer(to: entry.pointee.d_name) {
+                $0.withMemoryRebound(to: CChar.self, capacity: Int(NAME_MAX) + 1) { String(cString: $0) }
+            }
+            if name != "." && name != ".." { names.append(name) }
+        }
+        return names
+    }
+}
