@@ -6,6 +6,7 @@ import Glibc
 import Messaging
 import MessagingCore
 import TransportCore
+import Synchronization
 import TransportPOSIX
 
 @main
@@ -57,7 +58,11 @@ struct SvcConnect {
                 }
             }, onEnd: { client.finish() })
         }
-        let signals = TerminationSignals(queue: signalQueue) { _ in client.stop() }
+        let interruptedBy = Mutex<Int32?>(nil)
+        let signals = TerminationSignals(queue: signalQueue) { number in
+            interruptedBy.withLock { $0 = $0 ?? number }
+            client.stop()
+        }
         let outcome = await client.run()
         withExtendedLifetime(signals) {}
         switch outcome {
@@ -70,9 +75,17 @@ struct SvcConnect {
         case .failed(let reason):
             throw ToolFailure(.ioError, "the connection to '\(TerminalSafe.escape(options.name))' broke: \(reason)")
         case .interrupted:
+            // Ctrl-C is the user's: 130, as shells report it. SIGTERM is a service manager's
+            // orderly stop: 0 when everything was delivered, 74 when not.
             let undelivered = printer.undelivered
-            throw ToolFailure(.interrupted, "interrupted" + (undelivered == 0 ? "; everything sent was delivered"
-                : "; \(undelivered) item\(undelivered == 1 ? " was" : "s were") not delivered (listed above)"))
+            let byUser = interruptedBy.withLock { $0 } != SIGTERM
+            let what = byUser ? "interrupted" : "stopped (SIGTERM)"
+            guard undelivered == 0 else {
+                throw ToolFailure(byUser ? .interrupted : .ioError,
+                                  "\(what); \(undelivered) item\(undelivered == 1 ? " was" : "s were") not delivered (listed above)")
+            }
+            if !byUser { Console.note("\(what); everything sent was delivered"); return .success }
+            throw ToolFailure(.interrupted, "\(what); everything sent was delivered")
         }
     }
 

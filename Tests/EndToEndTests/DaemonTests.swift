@@ -125,7 +125,7 @@ final class DaemonTests: XCTestCase {
         let port = try XCTUnwrap(publisher.waitForEvent { $0["event"] as? String == "registered" }?["port"] as? Int, publisher.transcript)
         let avahiBrowse = try TestLAN.command(on: "b", ["avahi-browse", "-rpt", "_p2pipp._tcp"])
         XCTAssertEqual(avahiBrowse.waitForExit(timeout: 15), 0, avahiBrowse.transcript)
-        XCTAssertTrue(avahiBrowse.stdout.contains { $0.hasPrefix("=;veth0;IPv4;\(name);_p2pipp._tcp;local;main-a.local;10.77.0.1;\(port);\"k=v\"") },
+        XCTAssertTrue(avahiBrowse.stdout.contains { $0.hasPrefix("=;veth0;IPv4;\(name);_p2pipp._tcp;local;\(TestLAN.main)-a.local;10.77.0.1;\(port);\"k=v\"") },
                       avahiBrowse.transcript)
         publisher.signal(SIGTERM)
         XCTAssertEqual(publisher.waitForExit(), 0)

@@ -67,7 +67,7 @@ final class LibraryTests: XCTestCase {
         XCTAssertTrue(completed)
 
         let resolved = try await ServiceInstance(name: name, type: .p2pipp, domain: .local).resolve()
-        XCTAssertEqual(resolved.hostTarget, "main-a.local.")
+        XCTAssertEqual(resolved.hostTarget, "\(TestLAN.main)-a.local.")
         let endpoints = try await resolved.lookUpAddresses()
         XCTAssertEqual(endpoints.first?.address.family, .ipv6, "IPv6 comes first")
         XCTAssertTrue(endpoints.contains { $0.address.description == "10.77.0.1" }, "\(endpoints)")

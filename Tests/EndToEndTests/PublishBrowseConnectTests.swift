@@ -23,7 +23,7 @@ final class PublishBrowseConnectTests: XCTestCase {
         let browser = try TestLAN.run("svc-browse", on: "b", ["--resolve", "--json"])
         let added = try XCTUnwrap(browser.waitForEvent(where: event("added", name)), browser.transcript)
         XCTAssertEqual(added["port"] as? Int, port)
-        XCTAssertEqual(added["host"] as? String, "main-a.local.")
+        XCTAssertEqual(added["host"] as? String, "\(TestLAN.main)-a.local.")
         XCTAssertEqual(added["interfaces"] as? [String], ["veth0"])
         let addresses = try XCTUnwrap(added["addresses"] as? [String])
         XCTAssertTrue(addresses.contains(hostA.ipv4), "\(addresses)")
