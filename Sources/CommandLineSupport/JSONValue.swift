@@ -54,7 +54,7 @@ public enum JSONValue: Sendable, Hashable {
             case "\r": out += "\\r"
             case "\t": out += "\\t"
             default:
-                if TerminalSafe.needsEscape(scalar) {
+                if UnsafeText.isEscapedOnTerminal(scalar) {
                     let hex = String(scalar.value, radix: 16)
                     out += "\\u" + String(repeating: "0", count: 4 - hex.count) + hex
                 } else {
