@@ -179,4 +179,57 @@ final class OutputTests: XCTestCase {
             _ = member.waitForExit()
         }
     }
+
+    /// A raw peer: says HELLO with `name` (argv[3]), prints each frame it gets as JSON
+    /// (`type`, `code` for ERROR, `name` for WELCOME), and once welcomed sends an ERROR frame
+    /// whose text is argv[4].
+    static let rawPeer = #"""
+        import json, socket, struct, sys, time
+        host, port, name, text = sys.argv[1], int(sys.argv[2]), sys.argv[3].encode(), sys.argv[4].encode()
+        def frame(kind, payload): return struct.pack(">IHH", len(payload), kind, 0) + payload
+        s = socket.create_connection((host, port), timeout=5)
+        s.sendall(frame(1, b"P2PM" + struct.pack(">HIH", 1, 1, len(name)) + name))
+        data = b""
+        while True:
+            while len(data) < 8 or len(data) < 8 + struct.unpack(">I", data[:4])[0]:
+                more = s.recv(65536)
+                if not more: sys.exit(0)
+                data += more
+            length, kind, _ = struct.unpack(">IHH", data[:8])
+            payload, data = data[8:8 + length], data[8 + length:]
+            event = {"type": kind}
+            if kind == 4: event["code"] = struct.unpack(">H", payload[:2])[0]
+            if kind == 2: event["name"] = payload[2:].decode()
+            print(json.dumps(event), flush=True)
+            if kind == 2:
+                s.sendall(frame(4, struct.pack(">H", 5) + text))
+                time.sleep(0.5)
+                sys.exit(0)
+        """#
+
+    /// Peer text that reaches the publisher's stderr (an ERROR frame's message) is escaped,
+    /// and HELLO names with invisible or bidirectional characters get `ERROR invalid-name`.
+    func testHostileTextInNotesIsEscapedAndHiddenCharactersInNamesAreRefused() throws {
+        let name = TestLAN.uniqueName("notes")
+        let publisher = try TestLAN.run("svc-publish", on: "a", ["--name", name, "--json"])
+        let registered = try XCTUnwrap(publisher.waitForEvent { $0["event"] as? String == "registered" }, publisher.transcript)
+        let port = String(try XCTUnwrap(registered["port"] as? Int))
+        let host = try TestLAN.addresses(of: "a").ipv4
+
+        let hostile = "\u{1B}]0;pwned\u{7}\u{202E}gnp.exe\u{9B}2J"
+        let peer = try TestLAN.command(on: "b", ["/usr/bin/python3", "-c", Self.rawPeer, host, port, "mallory", hostile])
+        XCTAssertEqual(peer.waitForExit(timeout: 20), 0, peer.transcript)
+        XCTAssertEqual(peer.jsonEvents.first { $0["type"] as? Int == 2 }?["name"] as? String, "mallory", peer.transcript)
+        let note = try XCTUnwrap(waitForStderr(publisher) { $0.contains("mallory reported") }, publisher.transcript)
+        XCTAssertTrue(note.hasSuffix("\\u{1B}]0;pwned\\u{7}\\u{202E}gnp.exe\\u{9B}2J"), note)
+        XCTAssertFalse(note.unicodeScalars.contains { $0.value < 0x20 || (0x7F...0x9F).contains($0.value) || $0 == "\u{202E}" }, note)
+
+        for refused in ["right\u{202E}left", "zero\u{200B}width", "\u{3164}", "mixеd"] {
+            let peer = try TestLAN.command(on: "b", ["/usr/bin/python3", "-c", Self.rawPeer, host, port, refused, "unused"])
+            _ = peer.waitForExit(timeout: 20)
+            XCTAssertEqual(peer.jsonEvents.first { $0["type"] as? Int == 4 }?["code"] as? Int, 10, "\(refused.unicodeScalars.map { String($0.value, radix: 16) }): " + peer.transcript)
+        }
+        publisher.signal(SIGTERM)
+        XCTAssertEqual(publisher.waitForExit(), 0, publisher.transcript)
+    }
 }
