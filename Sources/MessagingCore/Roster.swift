@@ -42,8 +42,10 @@ public struct Roster: Sendable {
     }
 
     /// The member whose name is the same as `name` by `MemberName.same` (so `/msg ALICE`
-    /// finds `alice`).
+    /// finds `alice`). A `name` of more than `MemberName.maximumLookupBytes` bytes (a peer's
+    /// TEXT may name anything up to 64 KiB) matches nobody and costs nothing to compare.
     public func id(named name: String) -> Int? {
+        guard name.utf8.count <= MemberName.maximumLookupBytes else { return nil }
         let key = MemberName.comparisonKey(name)
         return members.first { $0.key == key }?.id
     }

@@ -17,6 +17,10 @@
 public enum MemberName {
     /// The longest name, in bytes of UTF-8.
     public static let maximumBytes = 32
+    /// The longest spelling of a name that is still looked up (`Roster.id(named:)`): 256
+    /// bytes, room for a 32-byte name in fullwidth letters or fully decomposed, and a bound on
+    /// the work a peer's TEXT address can cause.
+    public static let maximumLookupBytes = 8 * maximumBytes
     /// The most combining marks one letter may carry (Vietnamese needs two; more only serve
     /// to draw over the neighbouring lines).
     public static let maximumMarksInARow = 3

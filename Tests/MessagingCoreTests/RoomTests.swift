@@ -78,6 +78,8 @@ final class RosterTests: XCTestCase {
         XCTAssertEqual(roster.id(named: "alíce"), 3)
         XCTAssertEqual(roster.id(named: "АСЕ"), 5)
         XCTAssertNil(roster.id(named: "alicia"))
+        XCTAssertEqual(roster.id(named: "ａｌｉ\u{301}ｃｅ"), 3)
+        XCTAssertNil(roster.id(named: String(repeating: "ａ", count: 1000)), "an over-long address matches nobody")
         roster.leave(id: 1)
         XCTAssertEqual(roster.join(id: 10, requested: "ALICE"), "ALICE")
     }
