@@ -1,4 +1,5 @@
-import SafeText
+// Roster's rules are MemberName's; users of Roster (RoomServer) compare names with it too.
+@_exported import SafeText
 
 /// The members of a room, in joining order, each under a name no other member's could be
 /// taken for (`MemberName`: case, compatibility forms, canonical equivalence and look-alike

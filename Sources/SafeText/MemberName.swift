@@ -71,8 +71,13 @@ public enum MemberName {
         return Confusables.mergingLookAlikeSequences(key)
     }
 
-    /// True when `a` and `b` would be taken for each other (equal `comparisonKey`s).
-    public static func same(_ a: String, _ b: String) -> Bool { comparisonKey(a) == comparisonKey(b) }
+    /// True when `a` and `b` would be taken for each other (equal `comparisonKey`s). A name
+    /// longer than `maximumLookupBytes` is the same as nothing, so comparing a peer's address
+    /// costs a bounded amount of work.
+    public static func same(_ a: String, _ b: String) -> Bool {
+        guard a.utf8.count <= maximumLookupBytes, b.utf8.count <= maximumLookupBytes else { return false }
+        return comparisonKey(a) == comparisonKey(b)
+    }
 
     /// Full case folding, as lowercase of uppercase (`ß` → `ss`, `ς` → `σ`), decomposed.
     static func caseFolded(_ scalar: Unicode.Scalar) -> String {
