@@ -8,6 +8,7 @@ let package = Package(
         .library(name: "DNSSD", targets: ["DNSSD"]),
         .library(name: "TransportCore", targets: ["TransportCore"]),
         .library(name: "TransportPOSIX", targets: ["TransportPOSIX"]),
+        .library(name: "SafeText", targets: ["SafeText"]),
         .library(name: "MessagingCore", targets: ["MessagingCore"]),
         .library(name: "Messaging", targets: ["Messaging"]),
         .executable(name: "svc-publish", targets: ["svc-publish"]),
@@ -34,7 +35,9 @@ let package = Package(
         // Pure modules: values, codecs and state machines; no sockets, no C.
         .target(name: "DiscoveryCore"),
         .target(name: "TransportCore"),
-        .target(name: "MessagingCore"),
+        // Which text is unsafe on a terminal and in member names, and when names look alike.
+        .target(name: "SafeText"),
+        .target(name: "MessagingCore", dependencies: ["SafeText"]),
 
         // I/O: the only importer of CDNSSD, and the POSIX socket layer.
         .target(name: "DNSSD", dependencies: ["CDNSSD", "DiscoveryCore", "TransportCore"]),
@@ -43,7 +46,7 @@ let package = Package(
         .target(name: "Messaging", dependencies: ["CCrypto", "MessagingCore", "TransportCore", "TransportPOSIX", "DNSSD", "DiscoveryCore"]),
 
         // Option parsing, help, exit codes, terminal-safe output, signals.
-        .target(name: "CommandLineSupport", dependencies: ["DNSSD", "TransportCore"]),
+        .target(name: "CommandLineSupport", dependencies: ["DNSSD", "TransportCore", "SafeText"]),
         // How svc-publish and svc-connect print file transfers (keeps libcrypto out of svc-browse).
         .target(name: "MessagingCommandLine", dependencies: ["CommandLineSupport", "Messaging"]),
 
@@ -70,6 +73,7 @@ let package = Package(
         .testTarget(name: "DiscoveryCoreTests", dependencies: ["DiscoveryCore"]),
         .testTarget(name: "TransportCoreTests", dependencies: ["TransportCore"]),
         .testTarget(name: "MessagingCoreTests", dependencies: ["MessagingCore"]),
+        .testTarget(name: "SafeTextTests", dependencies: ["SafeText"]),
         .testTarget(name: "MessagingTests", dependencies: ["Messaging", "MessagingCore", "TransportCore", "TransportPOSIX"]),
         .testTarget(name: "DNSSDTests", dependencies: ["DNSSD", "DiscoveryCore"]),
         .testTarget(name: "TransportPOSIXTests", dependencies: ["TransportPOSIX", "TransportCore"]),

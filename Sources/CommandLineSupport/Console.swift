@@ -1,41 +1,93 @@
+import Dispatch
 import Glibc
-import Synchronization
 
-/// Writes whole lines to stdout (results) and stderr (diagnostics), unbuffered and never
-/// interleaved, from any thread.
+/// Writes whole lines to stdout (results) and stderr (diagnostics) from any thread, escaped
+/// for the terminal and never blocking the caller.
+///
+/// Everything passes through `TerminalSafe.escape`, so no caller can print a peer's control
+/// characters by mistake; only the newline Console adds and the progress line's own control
+/// sequences reach the terminal raw. Each stream has a writer queue and a buffer of
+/// `bufferCapacity` bytes: a stalled reader (a pipe nobody reads) costs at most that much
+/// memory, never a blocked thread; lines that do not fit are dropped and counted, and the
+/// count is printed on stderr once the stream is written out again.
+///
+/// - Important: Call `flush(stallTimeout:)` before exiting (`ToolMain` does), or the last
+///   lines may be lost.
 public enum Console {
-    private static let lock = Mutex(())
+    /// Bytes each stream buffers at most while its reader is slow: 4 MiB.
+    public static let bufferCapacity = 4 * 1024 * 1024
+
+    static let standardOutput: OutputStream = {
+        let stream = OutputStream(descriptor: STDOUT_FILENO, name: "standard output", capacity: bufferCapacity)
+        stream.sendDropNotes { note in Console.note(note) }
+        stream.onClose { reason in Console.note("standard output was closed (\(reason)); results are no longer printed") }
+        return stream
+    }()
+    static let standardError = OutputStream(descriptor: STDERR_FILENO, name: "standard error", capacity: bufferCapacity)
 
     /// Prints a result line on stdout.
-    public static func out(_ line: String) { write(line + "\n", to: STDOUT_FILENO) }
+    public static func out(_ line: String) { standardOutput.write(TerminalSafe.escape(line) + "\n") }
 
     /// Prints a diagnostic line on stderr, prefixed with the tool's name.
-    public static func note(_ line: String) { write("\(toolName): \(line)\n", to: STDERR_FILENO) }
+    public static func note(_ line: String) { standardError.write("\(toolName): \(TerminalSafe.escape(line))\n") }
 
     /// Prints `<tool>: error: <message>` on stderr.
-    public static func error(_ message: String) { write("\(toolName): error: \(message)\n", to: STDERR_FILENO) }
+    public static func error(_ message: String) { standardError.write("\(toolName): error: \(TerminalSafe.escape(message))\n") }
 
-    /// Writes text as it is (e.g. help on stdout, usage on stderr).
+    /// Writes text of several lines as it is, but escaped line by line (e.g. help on stdout,
+    /// usage on stderr).
     public static func raw(_ text: String, toStandardError: Bool = false) {
-        write(text, to: toStandardError ? STDERR_FILENO : STDOUT_FILENO)
+        let escaped = text.split(separator: "\n", omittingEmptySubsequences: false)
+            .map { TerminalSafe.escape(String($0)) }.joined(separator: "\n")
+        (toStandardError ? standardError : standardOutput).write(escaped)
+    }
+
+    /// Draws `text` (escaped) over the current stderr line, for a progress bar.
+    public static func progress(_ text: String) { standardError.write("\r" + TerminalSafe.escape(text)) }
+
+    /// Clears the stderr line `progress` drew.
+    public static func clearProgress() { standardError.write("\r\u{1B}[K") }
+
+    /// Runs `handler` once when stdout is closed by its reader (e.g. `svc-browse | head -1`
+    /// after `head` exits), even while nothing is being written, instead of printing a note.
+    /// - Important: Watches stdout with `poll(2)` on a thread of its own from then on.
+    public static func whenStandardOutputCloses(_ handler: @escaping @Sendable () -> Void) {
+        standardOutput.onClose { _ in handler() }
+        DispatchQueue(label: "svc.output.watch").async {
+            // No events asked for: poll reports only POLLERR (a pipe whose reader is gone)
+            // and POLLHUP (a hung-up terminal or socket); files and /dev/null never wake it.
+            var watched = pollfd(fd: STDOUT_FILENO, events: 0, revents: 0)
+            while poll(&watched, 1, -1) < 0 && errno == EINTR {}
+            if watched.revents & Int16(POLLERR | POLLHUP | POLLNVAL) != 0 {
+                standardOutput.close(reason: "its reader is gone")
+            }
+        }
+    }
+
+    /// Waits until stdout and then stderr have written everything queued. A stream that
+    /// writes nothing for `stallTimeout` is given up on, so exiting never hangs on a reader
+    /// that stopped reading.
+    public static func flush(stallTimeout: Duration = .seconds(5)) {
+        for stream in [standardOutput, standardError] {
+            var lastProgress = ContinuousClock.now
+            var lastCount = stream.bytesWritten
+            while !stream.isIdle {
+                let count = stream.bytesWritten
+                if count != lastCount {
+                    lastCount = count
+                    lastProgress = .now
+                } else if ContinuousClock.now - lastProgress > stallTimeout {
+                    break
+                }
+                usleep(1000)
+            }
+        }
     }
 
     /// The program's name, as it appears in diagnostics.
     public static var toolName: String {
         let path = CommandLine.arguments.first ?? "svc"
         return String(path.split(separator: "/").last ?? Substring(path))
-    }
-
-    private static func write(_ text: String, to fd: Int32) {
-        lock.withLock { _ in
-            var bytes = Array(text.utf8)[...]
-            while !bytes.isEmpty {
-                let written = bytes.withUnsafeBytes { Glibc.write(fd, $0.baseAddress, $0.count) }
-                if written < 0 && errno == EINTR { continue }
-                guard written > 0 else { return } // stdout closed: nothing more can be said
-                bytes = bytes.dropFirst(written)
-            }
-        }
     }
 }
 

@@ -7,7 +7,7 @@ public struct EventOutput: Sendable {
 
     /// - Parameters:
     ///   - event: the event's name, e.g. `registered`.
-    ///   - text: the line printed without `--json` (already escaped for the terminal).
+    ///   - text: the line printed without `--json` (`Console` escapes it for the terminal).
     ///   - fields: the JSON members after `event` and `time`.
     public func emit(_ event: String, text: @autoclosure () -> String, _ fields: [(String, JSONValue)] = []) {
         if json {

@@ -1,7 +1,8 @@
 /// A JSON value with ordered object keys, serialised on one line (JSON Lines).
 ///
-/// Strings are escaped per RFC 8259, and C1 controls and bidirectional overrides are escaped
-/// as well, so a JSON line is also safe to show on a terminal.
+/// Strings are escaped per RFC 8259, and every other character `UnsafeText.isEscapedOnTerminal`
+/// names (C1 controls, DEL, line separators, bidirectional controls) as `\uXXXX` too, so a
+/// JSON line is also safe to show on a terminal.
 public enum JSONValue: Sendable, Hashable {
     case string(String)
     case integer(Int)
@@ -54,7 +55,7 @@ public enum JSONValue: Sendable, Hashable {
             case "\r": out += "\\r"
             case "\t": out += "\\t"
             default:
-                if TerminalSafe.needsEscape(scalar) {
+                if UnsafeText.isEscapedOnTerminal(scalar) {
                     let hex = String(scalar.value, radix: 16)
                     out += "\\u" + String(repeating: "0", count: 4 - hex.count) + hex
                 } else {

@@ -8,7 +8,9 @@ public enum ToolMain {
     ///
     /// `--help` and `--version` print to stdout and exit 0. A `UsageError` prints `Error: …`,
     /// the usage line and a pointer to `--help` on stderr and exits 64. Errors from `body`
-    /// print `<tool>: error: …` and exit with `exitCode(for:)`.
+    /// print `<tool>: error: …` and exit with `exitCode(for:)`. Every exit flushes `Console`
+    /// first. SIGPIPE is ignored, so a closed stdout is an error `Console` handles (by default
+    /// the tool goes on and stops printing results), not a silent death.
     /// - Parameters:
     ///   - validate: turns parsed arguments into the tool's options, or throws `UsageError`.
     ///   - body: the tool's work; returns the exit code.
@@ -19,11 +21,12 @@ public enum ToolMain {
         body: @Sendable (Options) async throws -> ExitCode
     ) async -> Never {
         setenv("AVAHI_COMPAT_NOWARN", "1", 1)
+        signal(SIGPIPE, SIG_IGN)
         let options: Options
         do throws(UsageError) {
             switch try ParsedCommandLine.parse(arguments, spec: spec) {
-            case .help: Console.raw(spec.helpText); exit(0)
-            case .version: Console.out("\(spec.name) \(spec.version)"); exit(0)
+            case .help: Console.raw(spec.helpText); exit(.success)
+            case .version: Console.out("\(spec.name) \(spec.version)"); exit(.success)
             case .run(let parsed): options = try validate(parsed)
             }
         } catch {
@@ -33,14 +36,20 @@ public enum ToolMain {
                   See '\(spec.name) --help' for more information.
 
                 """, toStandardError: true)
-            exit(ExitCode.usage.rawValue)
+            exit(.usage)
         }
         do {
-            exit(try await body(options).rawValue)
+            exit(try await body(options))
         } catch {
             Console.error(message(for: error))
-            exit(exitCode(for: error).rawValue)
+            exit(exitCode(for: error))
         }
+    }
+
+    /// Writes out what `Console` holds (see `Console.flush`), then exits with `code`.
+    public static func exit(_ code: ExitCode) -> Never {
+        Console.flush()
+        Glibc.exit(code.rawValue)
     }
 
     /// The exit code for an error: sysexits values, e.g. 69 when avahi-daemon is unreachable.

@@ -147,7 +147,7 @@ public final class RoomServer: @unchecked Sendable {
                 broadcast(.text(from: name, to: "", text: text), except: member.id)
                 onEvent(.text(from: name, to: nil, text: text))
                 if options.echo { member.link.send(.text(from: options.name, to: name, text: text)) }
-            } else if to.lowercased() == options.name.lowercased() {
+            } else if MemberName.same(to, options.name) {
                 onEvent(.text(from: name, to: options.name, text: text))
                 if options.echo { member.link.send(.text(from: options.name, to: name, text: text)) }
             } else if let id = roster.id(named: to), let target = members[id] {

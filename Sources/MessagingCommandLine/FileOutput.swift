@@ -1,22 +1,22 @@
 import CommandLineSupport
 import Glibc
 import Messaging
+import Synchronization
 
 /// How svc-publish and svc-connect print file transfers, and the progress bar they draw on
 /// a terminal.
 public enum FileOutput {
     public static func print(_ event: FileTransfers.Event, peer: String, _ output: EventOutput) {
-        let e = TerminalSafe.escape
         switch event {
         case .receiving(let name, let size, let resumingAt):
-            output.emit("file-receiving", text: "receiving \"\(e(name))\" from \(e(peer)) (\(size) bytes\(resumingAt > 0 ? ", resuming at \(resumingAt)" : ""))",
+            output.emit("file-receiving", text: "receiving \"\(name)\" from \(peer) (\(size) bytes\(resumingAt > 0 ? ", resuming at \(resumingAt)" : ""))",
                         [("from", .string(peer)), ("name", .string(name)), ("size", .integer(Int(size))), ("resumed_from", .integer(Int(resumingAt)))])
         case .stored(let file):
-            output.emit("file-stored", text: "stored \"\(e(file.storedAs))\" from \(e(peer)) (\(file.size) bytes, sha256 \(hexString(file.digest)), in \(e(file.path)))",
+            output.emit("file-stored", text: "stored \"\(file.storedAs)\" from \(peer) (\(file.size) bytes, sha256 \(hexString(file.digest)), in \(file.path))",
                         [("from", .string(peer)), ("name", .string(file.storedAs)), ("path", .string(file.path)), ("size", .integer(Int(file.size))),
                          ("resumed_from", .integer(Int(file.startOffset))), ("sha256", .string(hexString(file.digest)))])
         case .receiveFailed(let name, let reason):
-            output.emit("file-failed", text: "receiving \"\(e(name))\" from \(e(peer)) failed: \(e(reason))",
+            output.emit("file-failed", text: "receiving \"\(name)\" from \(peer) failed: \(reason)",
                         [("from", .string(peer)), ("name", .string(name)), ("reason", .string(reason))])
         case .progress(let name, let done, let total):
             ProgressBar.shared.show(name: name, done: done, total: total)
@@ -28,7 +28,7 @@ public enum FileOutput {
         ProgressBar.shared.clear()
         switch result {
         case .success(let file):
-            output.emit("file-sent", text: "sent \"\(TerminalSafe.escape(file.path))\" to \(TerminalSafe.escape(peer)) as \"\(TerminalSafe.escape(file.storedAs))\" (\(file.size) bytes, \(file.bytesTransferred) transferred, sha256 \(hexString(file.digest)), verified)",
+            output.emit("file-sent", text: "sent \"\(file.path)\" to \(peer) as \"\(file.storedAs)\" (\(file.size) bytes, \(file.bytesTransferred) transferred, sha256 \(hexString(file.digest)), verified)",
                         [("to", .string(peer)), ("path", .string(file.path)), ("stored_as", .string(file.storedAs)), ("size", .integer(Int(file.size))),
                          ("bytes_transferred", .integer(Int(file.bytesTransferred))), ("sha256", .string(hexString(file.digest)))])
         case .failure(let error):
@@ -38,10 +38,11 @@ public enum FileOutput {
 }
 
 /// One line on stderr redrawn in place, only when stderr is a terminal.
-public final class ProgressBar: @unchecked Sendable {
+public final class ProgressBar: Sendable {
     public static let shared = ProgressBar()
     private let enabled = isatty(STDERR_FILENO) == 1
-    private var shown = false
+    /// Whether a bar is on screen now.
+    private let shown = Mutex(false)
 
     public func show(name: String, done: UInt64, total: UInt64) {
         guard enabled else { return }
@@ -50,13 +51,14 @@ public final class ProgressBar: @unchecked Sendable {
         let filled = Int(fraction * Double(width))
         let bar = String(repeating: "#", count: filled) + String(repeating: ".", count: width - filled)
         let label = String(name.split(separator: "/").last ?? "")
-        Console.raw("\r\(TerminalSafe.escape(label)) [\(bar)] \(Int(fraction * 100))% \(done / 1_000_000)/\(total / 1_000_000) MB", toStandardError: true)
-        shown = true
+        Console.progress("\(label) [\(bar)] \(Int(fraction * 100))% \(done / 1_000_000)/\(total / 1_000_000) MB")
+        shown.withLock { $0 = true }
     }
 
+    /// Removes the bar, if one is shown.
     public func clear() {
-        guard enabled, shown else { return }
-        Console.raw("\r\u{1B}[K", toStandardError: true)
-        shown = false
+        guard enabled, shown.withLock({ $0 }) else { return }
+        Console.clearProgress()
+        shown.withLock { $0 = false }
     }
 }

@@ -1,33 +1,37 @@
-/// The members of a room, in joining order, each under a unique name.
+// Roster's rules are MemberName's; users of Roster (RoomServer) compare names with it too.
+@_exported import SafeText
+
+/// The members of a room, in joining order, each under a name no other member's could be
+/// taken for (`MemberName`: case, compatibility forms, canonical equivalence and look-alike
+/// letters are all ignored when names are compared).
 public struct Roster: Sendable {
-    private var members: [(id: Int, name: String)] = []
+    /// Each member with its name's `MemberName.comparisonKey`, computed once at joining.
+    private var members: [(id: Int, name: String, key: String)] = []
 
     public init() {}
 
-    /// Why `name` cannot be a member's name, or nil when it can: 1 to 32 bytes of UTF-8 with
-    /// no spaces or control characters (so `/msg <name> <text>` stays unambiguous).
-    public static func problem(inName name: String) -> String? {
-        guard (1...32).contains(name.utf8.count) else { return "names are 1 to 32 bytes, not \(name.utf8.count)" }
-        guard !name.unicodeScalars.contains(where: { $0.properties.isWhitespace || $0.value < 0x20 || (0x7F...0x9F).contains($0.value) }) else {
-            return "names may not contain spaces or control characters"
-        }
-        return nil
-    }
+    /// Why `name` cannot be a member's name, or nil when it can (the rules are
+    /// `MemberName.problem(in:)`'s: 1 to 32 bytes, no spaces, controls or invisible
+    /// characters, no compatibility forms, no mix of Latin, Greek and Cyrillic letters).
+    public static func problem(inName name: String) -> String? { MemberName.problem(in: name) }
 
     /// Adds a member and returns the name it gets: `requested`, or `requested-2`, `-3`, ...
-    /// when that is taken (case-insensitively) or is `reserved` (e.g. the server's own name).
+    /// when a member's name or a `reserved` one (e.g. the server's own name) is the same as
+    /// it by `MemberName.same`.
     public mutating func join(id: Int, requested: String, reserved: Set<String> = []) -> String {
-        let taken = Set(members.map { $0.name.lowercased() }).union(reserved.map { $0.lowercased() })
+        let taken = Set(members.map(\.key)).union(reserved.map(MemberName.comparisonKey))
         var name = requested
+        var key = MemberName.comparisonKey(name)
         var number = 2
-        while taken.contains(name.lowercased()) {
+        while taken.contains(key) {
             let suffix = "-\(number)"
             var base = Substring(requested)
-            while base.utf8.count + suffix.utf8.count > 32 { base = base.dropLast() }
+            while base.utf8.count + suffix.utf8.count > MemberName.maximumBytes { base = base.dropLast() }
             name = base + suffix
+            key = MemberName.comparisonKey(name)
             number += 1
         }
-        members.append((id, name))
+        members.append((id, name, key))
         return name
     }
 
@@ -38,14 +42,20 @@ public struct Roster: Sendable {
         return members.remove(at: index).name
     }
 
-    /// The member called `name` (case-insensitive).
+    /// The member whose name is the same as `name` by `MemberName.same` (so `/msg ALICE`
+    /// finds `alice`). A `name` of more than `MemberName.maximumLookupBytes` bytes (a peer's
+    /// TEXT may name anything up to 64 KiB) matches nobody and costs nothing to compare.
     public func id(named name: String) -> Int? {
-        members.first { $0.name.lowercased() == name.lowercased() }?.id
+        guard name.utf8.count <= MemberName.maximumLookupBytes else { return nil }
+        let key = MemberName.comparisonKey(name)
+        return members.first { $0.key == key }?.id
     }
 
+    /// The name of the member `id`, or nil when it is not in the room.
     public func name(of id: Int) -> String? { members.first { $0.id == id }?.name }
 
     /// Names in joining order.
     public var names: [String] { members.map(\.name) }
+    /// How many members there are.
     public var count: Int { members.count }
 }

@@ -13,7 +13,8 @@ struct SvcBrowse {
         }
     }
 
-    /// Prints events until `--once` has its first batch, `--timeout` passes, or a signal.
+    /// Prints events until `--once` has its first batch, `--timeout` passes, a signal, or
+    /// the reader of stdout goes away.
     static func browse(_ options: BrowseOptions) async throws {
         let browser = ServiceBrowser(type: options.type, domain: options.domain)
         let events = try browser.start { status in
@@ -31,6 +32,8 @@ struct SvcBrowse {
             await printer.drain()
         }
         let signals = TerminationSignals(queue: .main) { _ in work.cancel() }
+        // `svc-browse | head -1`: once the reader is gone there is nobody to tell; stop, status 0.
+        Console.whenStandardOutputCloses { work.cancel() }
         if let timeout = options.timeout {
             Task {
                 try await Task.sleep(for: timeout)
@@ -53,7 +56,7 @@ struct SvcBrowse {
                     return (resolved, try await resolved.lookUpAddresses(timeout: .seconds(3)))
                 }
                 if case .failure(let error) = resolution, !(error is CancellationError) {
-                    Console.note("could not resolve '\(TerminalSafe.escape(instance.name))': \(error)")
+                    Console.note("could not resolve '\(instance.name)': \(error)")
                 }
             }
             if options.verify, case .success(let (_, endpoints)) = resolution {

@@ -34,7 +34,8 @@ struct BrowseOptions: Sendable {
               first batch a {"event":"complete"} line says the list is complete for now.
 
             EXIT STATUS:
-              0 done, 64 bad arguments, 69 avahi-daemon or D-Bus unreachable.
+              0 done (also when the reader of standard output goes away, as with
+              'svc-browse | head -1'), 64 bad arguments, 69 avahi-daemon or D-Bus unreachable.
 
             EXAMPLES:
               svc-browse --once --resolve

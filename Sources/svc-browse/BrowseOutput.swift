@@ -15,17 +15,17 @@ enum BrowseOutput {
     /// `added "name" _p2pipp._tcp local. on veth0 at host.local.:port [addresses] txt: "k=v" [answering]`
     static func textLine(_ event: String, _ instance: ServiceInstance, _ interfaces: [NetworkInterface]?,
                          _ resolution: (ResolvedService, [SocketEndpoint])?, _ answering: Result<Void, any Error>?) -> String {
-        var line = "\(event) \"\(TerminalSafe.escape(instance.name))\" \(instance.type.baseType) \(instance.domain)"
+        var line = "\(event) \"\(instance.name)\" \(instance.type.baseType) \(instance.domain)"
         if let interfaces { line += " on " + interfaces.map(\.name).joined(separator: ",") }
         if let (resolved, endpoints) = resolution {
-            line += " at \(TerminalSafe.escape(resolved.hostTarget)):\(resolved.port)"
+            line += " at \(resolved.hostTarget):\(resolved.port)"
             line += " [" + endpoints.map(\.addressWithScope).joined(separator: ", ") + "]"
             let items = txtItems(resolved.txtBytes)
-            if !items.isEmpty { line += " txt: " + items.map { "\"\(TerminalSafe.escape(bytes: $0))\"" }.joined(separator: " ") }
+            if !items.isEmpty { line += " txt: " + items.map { "\"\(String(decoding: $0, as: UTF8.self))\"" }.joined(separator: " ") }
         }
         switch answering {
         case .success?: line += " [answering]"
-        case .failure(let error)?: line += " [not answering: \(TerminalSafe.escape("\(error)"))]"
+        case .failure(let error)?: line += " [not answering: \(error)]"
         case nil: break
         }
         return line

@@ -36,9 +36,9 @@ struct SvcConnect {
         } catch let error as DNSSDError where error.code == .noSuchName {
             throw ToolFailure(.noHost, error.message + (await namesSeen(options)))
         } catch let error as TransportError {
-            throw ToolFailure(.unavailable, "'\(TerminalSafe.escape(options.name))' is not reachable; the host may have left the network (\(error))")
+            throw ToolFailure(.unavailable, "'\(options.name)' is not reachable; the host may have left the network (\(error))")
         } catch let error as ProtocolError {
-            throw ToolFailure(.unavailable, "'\(TerminalSafe.escape(options.name))' refused us: \(error)")
+            throw ToolFailure(.unavailable, "'\(options.name)' refused us: \(error)")
         }
 
         for file in options.files { client.submit(.send(to: nil, path: file)) }
@@ -73,7 +73,7 @@ struct SvcConnect {
             }
             return .success
         case .failed(let reason):
-            throw ToolFailure(.ioError, "the connection to '\(TerminalSafe.escape(options.name))' broke: \(reason)")
+            throw ToolFailure(.ioError, "the connection to '\(options.name)' broke: \(reason)")
         case .interrupted:
             // Ctrl-C is the user's: 130, as shells report it. SIGTERM is a service manager's
             // orderly stop: 0 when everything was delivered, 74 when not.
@@ -100,7 +100,7 @@ struct SvcConnect {
             }
         } catch {}
         guard !names.isEmpty else { return "; no \(options.type.baseType) services are visible in \(options.domain)" }
-        return "; services seen: " + names.sorted().map { "'\(TerminalSafe.escape($0))'" }.joined(separator: ", ")
+        return "; services seen: " + names.sorted().map { "'\($0)'" }.joined(separator: ", ")
     }
 
     /// "user@host", cut to a valid member name.

@@ -38,7 +38,7 @@ struct SvcPublish {
             name: options.name, type: options.type, domain: options.domain, port: listener.port,
             txt: options.txt, conflictPolicy: options.conflictPolicy))
         let name = registration.name
-        output.emit("registered", text: "registered \"\(TerminalSafe.escape(name))\" \(options.type.baseType) \(options.domain) port \(listener.port)", [
+        output.emit("registered", text: "registered \"\(name)\" \(options.type.baseType) \(options.domain) port \(listener.port)", [
             ("name", .string(name)), ("type", .string(options.type.baseType)),
             ("domain", .string(options.domain.name)), ("port", .integer(Int(listener.port))),
         ])
@@ -84,10 +84,10 @@ struct SvcPublish {
                     switch event {
                     case .renamed(let newName):
                         queue.async { room.rename(newName) }
-                        output.emit("renamed", text: "renamed \"\(TerminalSafe.escape(newName))\"", [("name", .string(newName))])
+                        output.emit("renamed", text: "renamed \"\(newName)\"", [("name", .string(newName))])
                     case .restored(let newName):
                         queue.async { room.rename(newName) }
-                        output.emit("restored", text: "registered again as \"\(TerminalSafe.escape(newName))\"", [("name", .string(newName))])
+                        output.emit("restored", text: "registered again as \"\(newName)\"", [("name", .string(newName))])
                     case .daemonLost(let error):
                         Console.note("\(error.message); the service will be registered again when it is back")
                     case .failed(let error):

@@ -50,6 +50,10 @@ struct PublishOptions: Sendable {
               <member>: <text>                          <member> -> <member>: <text>
               receiving "<file>" from <member> ...     stored "<file>" from <member> ...
               With --json, the same events as JSON objects with "event" and "time".
+              Printing never holds up the room: a standard output or error that is not
+              read keeps up to 4 MiB, then drops lines and says how many on standard error.
+              When standard output is closed, the room goes on and events are no longer
+              printed.
 
             EXIT STATUS:
               0 stopped by a signal, 64 bad arguments, 69 avahi-daemon or D-Bus unreachable,

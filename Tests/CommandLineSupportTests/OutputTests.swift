@@ -2,17 +2,6 @@ import CommandLineSupport
 import DNSSD
 import XCTest
 
-final class TerminalSafeTests: XCTestCase {
-    func testEscapesControlsAndBidiButKeepsText() {
-        XCTAssertEqual(TerminalSafe.escape("\u{1B}[31mred\u{7}"), "\\u{1B}[31mred\\u{7}")
-        XCTAssertEqual(TerminalSafe.escape("a\u{9B}b\u{7F}"), "a\\u{9B}b\\u{7F}")
-        XCTAssertEqual(TerminalSafe.escape("abc\u{202E}def"), "abc\\u{202E}def")
-        XCTAssertEqual(TerminalSafe.escape("line\nbreak\r"), "line\\u{A}break\\u{D}")
-        XCTAssertEqual(TerminalSafe.escape("a.b\\c 打印机 #1"), "a.b\\c 打印机 #1")
-        XCTAssertEqual(TerminalSafe.escape(bytes: [0x61, 0xFF, 0x1B]), "a\u{FFFD}\\u{1B}")
-    }
-}
-
 final class JSONValueTests: XCTestCase {
     func testSerialisesInOrderWithEscapes() {
         let value = JSONValue.object([

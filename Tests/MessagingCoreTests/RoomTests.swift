@@ -54,7 +54,34 @@ final class RosterTests: XCTestCase {
         XCTAssertNotNil(Roster.problem(inName: ""))
         XCTAssertNotNil(Roster.problem(inName: "two words"))
         XCTAssertNotNil(Roster.problem(inName: "esc\u{1B}"))
+        XCTAssertNotNil(Roster.problem(inName: "zero\u{200B}width"))
+        XCTAssertNotNil(Roster.problem(inName: "evil\u{202E}gnp"))
+        XCTAssertNotNil(Roster.problem(inName: "pаypal")) // Cyrillic а among Latin letters
         XCTAssertNotNil(Roster.problem(inName: String(repeating: "n", count: 10_000)))
+    }
+
+    /// Names that would be taken for each other get a suffix, and `/msg` finds a member by
+    /// any name that looks like its own: the same comparison both ways.
+    func testNamesThatLookAlikeAreMadeUnique() {
+        var roster = Roster()
+        XCTAssertEqual(roster.join(id: 1, requested: "alice"), "alice")
+        XCTAssertEqual(roster.join(id: 2, requested: "Ａlice"), "Ａlice-2")
+        XCTAssertEqual(roster.join(id: 3, requested: "ALI\u{301}CE"), "ALI\u{301}CE")
+        XCTAssertEqual(roster.join(id: 4, requested: "alíce"), "alíce-2")
+        XCTAssertEqual(roster.join(id: 5, requested: "асе"), "асе") // Cyrillic
+        XCTAssertEqual(roster.join(id: 6, requested: "ace"), "ace-2")
+        XCTAssertEqual(roster.join(id: 7, requested: "0scar"), "0scar")
+        XCTAssertEqual(roster.join(id: 8, requested: "Oscar"), "Oscar-2")
+        XCTAssertEqual(roster.join(id: 9, requested: "Living-Room", reserved: ["living-room"]), "Living-Room-2")
+        XCTAssertEqual(roster.id(named: "ALICE"), 1)
+        XCTAssertEqual(roster.id(named: "ａｌｉｃｅ-2"), 2)
+        XCTAssertEqual(roster.id(named: "alíce"), 3)
+        XCTAssertEqual(roster.id(named: "АСЕ"), 5)
+        XCTAssertNil(roster.id(named: "alicia"))
+        XCTAssertEqual(roster.id(named: "ａｌｉ\u{301}ｃｅ"), 3)
+        XCTAssertNil(roster.id(named: String(repeating: "ａ", count: 1000)), "an over-long address matches nobody")
+        roster.leave(id: 1)
+        XCTAssertEqual(roster.join(id: 10, requested: "ALICE"), "ALICE")
     }
 }
 

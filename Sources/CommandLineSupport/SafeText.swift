@@ -1,0 +1,2 @@
+// Every tool that prints needs `TerminalSafe` and `MemberName`; they come with this module.
+@_exported import SafeText

@@ -1,0 +1,74 @@
+/// The one definition of text from the network that is unsafe: which characters a terminal
+/// must never receive as they are, and which a member name may not contain.
+///
+/// The two rules are nested on purpose: every character escaped on a terminal is also refused
+/// in a name, so a name can always be printed as it is.
+public enum UnsafeText {
+    /// True for the characters a terminal must not receive as they are: C0 and C1 controls and
+    /// DEL (they move the cursor, change colours, set the window title), the Unicode line and
+    /// paragraph separators, and the bidirectional controls (U+061C, U+200E, U+200F,
+    /// U+202A to U+202E, U+2066 to U+2069), which reorder what the user reads.
+    public static func isEscapedOnTerminal(_ scalar: Unicode.Scalar) -> Bool {
+        switch scalar.properties.generalCategory {
+        case .control, .lineSeparator, .paragraphSeparator: return true
+        default: return scalar.properties.isBidiControl
+        }
+    }
+
+    /// What `scalar` is, said as why it may not appear in a member name ("a space (U+0020)"),
+    /// or nil when it may. Refused: everything
+    /// `isEscapedOnTerminal` escapes, whitespace, invisible characters (general category Cf
+    /// and every default-ignorable code point, such as zero-width spaces, joiners, variation
+    /// selectors and Hangul fillers), private-use, unassigned and surrogate code points, and
+    /// noncharacters.
+    public static func problem(inNameCharacter scalar: Unicode.Scalar) -> String? {
+        let properties = scalar.properties
+        let code = codePoint(scalar)
+        if isEscapedOnTerminal(scalar) { return "a control or bidirectional character (\(code))" }
+        if properties.isWhitespace { return "a space (\(code))" }
+        if properties.isNoncharacterCodePoint { return "a noncharacter (\(code))" }
+        switch properties.generalCategory {
+        case .format: return "an invisible character (\(code))"
+        case .privateUse: return "a private-use character (\(code))"
+        case .unassigned: return "an unassigned code point (\(code))"
+        case .surrogate: return "a surrogate code point (\(code))"
+        default: break
+        }
+        if properties.isDefaultIgnorableCodePoint { return "an invisible character (\(code))" }
+        return nil
+    }
+
+    /// `U+XXXX`, at least four hex digits, as Unicode writes code points.
+    public static func codePoint(_ scalar: Unicode.Scalar) -> String {
+        let hex = String(scalar.value, radix: 16, uppercase: true)
+        return "U+" + String(repeating: "0", count: max(0, 4 - hex.count)) + hex
+    }
+}
+
+/// Makes text from the network safe to print on a terminal.
+///
+/// Every character `UnsafeText.isEscapedOnTerminal` names is written as `\u{1B}`, so a peer
+/// cannot move the cursor, change colours or reorder what the user reads. Everything else,
+/// backslashes included, is printed as it is. Escaping is idempotent: the escapes are plain
+/// ASCII, so escaping escaped text changes nothing.
+public enum TerminalSafe {
+    /// `text` with every unsafe character written as `\u{HEX}`.
+    public static func escape(_ text: String) -> String {
+        guard text.unicodeScalars.contains(where: UnsafeText.isEscapedOnTerminal) else { return text }
+        var result = ""
+        result.unicodeScalars.reserveCapacity(text.unicodeScalars.count + 8)
+        for scalar in text.unicodeScalars {
+            if UnsafeText.isEscapedOnTerminal(scalar) {
+                result += "\\u{" + String(scalar.value, radix: 16, uppercase: true) + "}"
+            } else {
+                result.unicodeScalars.append(scalar)
+            }
+        }
+        return result
+    }
+
+    /// Decodes bytes as UTF-8 (invalid sequences become U+FFFD) and escapes them.
+    public static func escape(bytes: some Collection<UInt8>) -> String {
+        escape(String(decoding: bytes, as: UTF8.self))
+    }
+}

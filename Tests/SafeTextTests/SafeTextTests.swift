@@ -1,0 +1,85 @@
+import SafeText
+import XCTest
+
+final class TerminalSafeTests: XCTestCase {
+    func testEscapesControlsAndBidiButKeepsText() {
+        XCTAssertEqual(TerminalSafe.escape("\u{1B}[31mred\u{7}"), "\\u{1B}[31mred\\u{7}")
+        XCTAssertEqual(TerminalSafe.escape("a\u{9B}b\u{7F}"), "a\\u{9B}b\\u{7F}")
+        XCTAssertEqual(TerminalSafe.escape("abc\u{202E}def\u{61C}\u{2067}"), "abc\\u{202E}def\\u{61C}\\u{2067}")
+        XCTAssertEqual(TerminalSafe.escape("line\nbreak\r\u{2028}\u{2029}"), "line\\u{A}break\\u{D}\\u{2028}\\u{2029}")
+        XCTAssertEqual(TerminalSafe.escape("a.b\\c 打印机 #1 👩‍💻"), "a.b\\c 打印机 #1 👩‍💻")
+        XCTAssertEqual(TerminalSafe.escape(bytes: [0x61, 0xFF, 0x1B]), "a\u{FFFD}\\u{1B}")
+    }
+
+    func testEscapingTwiceChangesNothing() {
+        let hostile = "\u{1B}]0;title\u{7}\u{9B}2J\u{202E}txt.exe\u{2066}\r\n\t\\u{1B}"
+        let once = TerminalSafe.escape(hostile)
+        XCTAssertEqual(TerminalSafe.escape(once), once)
+        XCTAssertFalse(once.unicodeScalars.contains(where: UnsafeText.isEscapedOnTerminal))
+    }
+
+    /// The two rules cannot disagree: whatever a terminal must not see, a name may not hold,
+    /// and a name of any one accepted character prints as it is.
+    func testEveryCharacterEscapedOnATerminalIsRefusedInNames() {
+        for value in UInt32(0)...0x10FFFF {
+            guard let scalar = Unicode.Scalar(value) else { continue }
+            if UnsafeText.isEscapedOnTerminal(scalar) {
+                XCTAssertNotNil(UnsafeText.problem(inNameCharacter: scalar), UnsafeText.codePoint(scalar))
+            }
+            if UnsafeText.problem(inNameCharacter: scalar) == nil {
+                XCTAssertEqual(TerminalSafe.escape(String(scalar)), String(scalar), UnsafeText.codePoint(scalar))
+            }
+        }
+    }
+}
+
+final class MemberNameTests: XCTestCase {
+    func testPlainNamesInManyScriptsAreAccepted() {
+        for name in ["alice", "alice@laptop", "bob_2", "Ａlice", "José", "jose\u{301}", "Straße", "ngọc", "Дмитрий",
+                     "Ωμέγα", "王小明", "محمد", "ﬁsh", "x", String(repeating: "n", count: 32)] {
+            XCTAssertNil(MemberName.problem(in: name), name)
+        }
+    }
+
+    func testInvisibleBidiAndControlCharactersAreRefused() {
+        let refused: [(String, String)] = [
+            ("", "1 to 32 bytes"), (String(repeating: "n", count: 33), "not 33"), ("two words", "space"),
+            ("no\u{A0}break", "space"), ("esc\u{1B}", "control"), ("c1\u{85}", "control"),
+            ("zero\u{200B}width", "invisible"), ("join\u{200D}er", "invisible"), ("soft\u{AD}hyphen", "invisible"),
+            ("evil\u{202E}gnp", "bidirectional"), ("mark\u{200E}", "bidirectional"), ("iso\u{2066}late", "bidirectional"),
+            ("line\u{2028}sep", "control"), ("para\u{2029}", "control"), ("bom\u{FEFF}", "invisible"),
+            ("vs\u{FE0F}", "invisible"), ("\u{3164}filler", "invisible"), ("cgj\u{34F}", "invisible"),
+            ("tag\u{E0041}", "invisible"), ("private\u{E000}", "private-use"), ("new\u{378}", "unassigned"),
+            ("non\u{FFFE}", "noncharacter"), ("\u{301}accent", "start with a combining mark"),
+            ("zalgo" + "\u{300}\u{301}\u{302}\u{303}", "more than 3 combining marks"),
+            ("ℌello", "compatibility form"), ("x²", "compatibility form"), ("ｱｲｳ", "compatibility form"),
+            ("𝐚lice", "compatibility form"), ("Ⅻ", "compatibility form"),
+            ("pаypal", "Latin and Cyrillic"), ("αlpha", "Latin and Greek"), ("ΑБ", "Greek and Cyrillic"),
+        ]
+        for (name, reason) in refused {
+            let problem = MemberName.problem(in: name)
+            XCTAssertTrue(problem?.contains(reason) == true, "\(name.unicodeScalars.map(UnsafeText.codePoint)): \(problem ?? "accepted")")
+        }
+    }
+
+    func testNamesThatLookAlikeAreTheSame() {
+        let groups: [[String]] = [
+            ["alice", "ALICE", "Alice", "Ａlice", "ａｌｉｃｅ", "AL1CE", "aIice"],
+            ["alíce", "ali\u{301}ce", "ALÍCE", "ALI\u{301}CE"],
+            ["ace", "асе", "АСЕ"],       // Latin; Cyrillic small and capital letters
+            ["oscar", "0scar", "Οscar"], // digit zero, Greek capital omicron
+            ["taxi", "ΤΑΧΙ"],            // Greek capitals
+            ["mary", "rnary"], ["wes", "vves"], ["a-b", "a‐b", "a–b", "a−b"],
+            ["strasse", "STRASSE", "Straße"], ["ёж", "ëж"],
+        ]
+        for group in groups {
+            for name in group {
+                XCTAssertEqual(MemberName.comparisonKey(name), MemberName.comparisonKey(group[0]), "\(name) vs \(group[0])")
+            }
+        }
+        let long = String(repeating: "a", count: MemberName.maximumLookupBytes + 1)
+        for (a, b) in [("alice", "alicia"), ("bob", "вов"), ("ana", "anna"), ("é", "e"), ("王", "玉"), (long, long)] {
+            XCTAssertFalse(MemberName.same(a, b), "\(a) vs \(b)")
+        }
+    }
+}
