@@ -10,11 +10,11 @@ public enum FileOutput {
         switch event {
         case .receiving(let name, let size, let resumingAt):
             output.emit("file-receiving", text: "receiving \"\(name)\" from \(peer) (\(size) bytes\(resumingAt > 0 ? ", resuming at \(resumingAt)" : ""))",
-                        [("from", .string(peer)), ("name", .string(name)), ("size", .integer(Int(size))), ("resumed_from", .integer(Int(resumingAt)))])
+                        [("from", .string(peer)), ("name", .string(name)), ("size", .integer(Int(clamping: size))), ("resumed_from", .integer(Int(clamping: resumingAt)))])
         case .stored(let file):
             output.emit("file-stored", text: "stored \"\(file.storedAs)\" from \(peer) (\(file.size) bytes, sha256 \(hexString(file.digest)), in \(file.path))",
-                        [("from", .string(peer)), ("name", .string(file.storedAs)), ("path", .string(file.path)), ("size", .integer(Int(file.size))),
-                         ("resumed_from", .integer(Int(file.startOffset))), ("sha256", .string(hexString(file.digest)))])
+                        [("from", .string(peer)), ("name", .string(file.storedAs)), ("path", .string(file.path)), ("size", .integer(Int(clamping: file.size))),
+                         ("resumed_from", .integer(Int(clamping: file.startOffset))), ("sha256", .string(hexString(file.digest)))])
         case .receiveFailed(let name, let reason):
             output.emit("file-failed", text: "receiving \"\(name)\" from \(peer) failed: \(reason)",
                         [("from", .string(peer)), ("name", .string(name)), ("reason", .string(reason))])
@@ -29,8 +29,8 @@ public enum FileOutput {
         switch result {
         case .success(let file):
             output.emit("file-sent", text: "sent \"\(file.path)\" to \(peer) as \"\(file.storedAs)\" (\(file.size) bytes, \(file.bytesTransferred) transferred, sha256 \(hexString(file.digest)), verified)",
-                        [("to", .string(peer)), ("path", .string(file.path)), ("stored_as", .string(file.storedAs)), ("size", .integer(Int(file.size))),
-                         ("bytes_transferred", .integer(Int(file.bytesTransferred))), ("sha256", .string(hexString(file.digest)))])
+                        [("to", .string(peer)), ("path", .string(file.path)), ("stored_as", .string(file.storedAs)), ("size", .integer(Int(clamping: file.size))),
+                         ("bytes_transferred", .integer(Int(clamping: file.bytesTransferred))), ("sha256", .string(hexString(file.digest)))])
         case .failure(let error):
             Console.error(error.message)
         }
@@ -46,7 +46,7 @@ public final class ProgressBar: Sendable {
 
     public func show(name: String, done: UInt64, total: UInt64) {
         guard enabled else { return }
-        let fraction = total == 0 ? 1 : Double(done) / Double(total)
+        let fraction = total == 0 ? 1 : min(1, Double(done) / Double(total))
         let width = 30
         let filled = Int(fraction * Double(width))
         let bar = String(repeating: "#", count: filled) + String(repeating: ".", count: width - filled)
