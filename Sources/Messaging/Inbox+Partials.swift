@@ -73,6 +73,11 @@ extension Inbox {
                 return .failure(Refusal(status: .refused,
                     message: "not enough space in the inbox: \(need) bytes needed, \(free) free, of which \(promised) are promised to transfers under way and \(reserve) kept in reserve"))
             }
+            if let inodes = freeInodes(), inodes < limits.inodeReserve {
+                discard(fd, key, empty: have == 0)
+                return .failure(Refusal(status: .refused,
+                    message: "the inbox's file system has \(inodes) free inodes, fewer than the \(limits.inodeReserve) kept in reserve; remove files from \(directory)"))
+            }
             active[key] = need
             return .success(Admission(key: key, fd: fd, have: have))
         }

@@ -28,6 +28,9 @@ public final class Inbox: Sendable {
         /// Free space that offers may never use up: an offer is refused when the bytes it still
         /// needs, plus what the transfers under way still need, would leave less than this free.
         public var diskReserve: UInt64 = 64 << 20
+        /// Free inodes that offers may never use up (each stored file takes one, however
+        /// small: an empty file costs no bytes but still a file).
+        public var inodeReserve: UInt64 = 10_000
         /// A file that gets no data for this long is ended (refused, its data kept for
         /// resuming), so that a sender that offers and then stalls gives its slot back.
         public var transferIdleTimeout: Duration = .seconds(60)
@@ -52,6 +55,8 @@ public final class Inbox: Sendable {
     let partialFD: Int32
     /// The transfers under way: their partial file, and the bytes they may still write.
     let state = Mutex<[PartialKey: UInt64]>([:])
+    /// For each stored base name, the variant number to try first next time (`store`).
+    private let nextVariant = Mutex<[String: Int]>([:])
 
     /// Opens the inbox, creating it (mode 0755) and its `.partial` directory (mode 0700) when
     /// missing, and removes partial data that is too old or beyond the limits.
@@ -117,6 +122,14 @@ public final class Inbox: Sendable {
     }
 
     /// Bytes free for an unprivileged writer in the inbox's file system, or nil when unknown.
+    /// Inodes free for an unprivileged writer, or nil when the file system does not say
+    /// (some report 0 total: they have no fixed number).
+    func freeInodes() -> UInt64? {
+        var stats = statvfs()
+        guard fstatvfs(directoryFD, &stats) == 0, stats.f_files > 0 else { return nil }
+        return UInt64(stats.f_favail)
+    }
+
     func freeBytes() -> UInt64? {
         var stats = statvfs()
         guard fstatvfs(directoryFD, &stats) == 0 else { return nil }
@@ -132,11 +145,19 @@ public final class Inbox: Sendable {
     ///   stored then).
     func store(_ key: PartialKey, offeredName: String) throws(FileError) -> String {
         let base = InboxName.sanitized(offeredName)
+        // Numbering goes on from where the last file of this name stopped: a thousand files of
+        // one name cost a thousand probes, not half a million.
+        var number = nextVariant.withLock { $0[base] ?? 1 }
         for _ in 0..<1000 {
-            let name = InboxName.unique(base) { faccessat(directoryFD, $0, F_OK, AT_SYMLINK_NOFOLLOW) == 0 }
+            let name = InboxName.variant(base, number: number)
+            number += 1
             guard linkat(partialFD, key.name, directoryFD, name, 0) == 0 else {
                 guard errno == EEXIST else { throw FileError("cannot store \(name) in \(directory): \(String(cString: strerror(errno)))") }
                 continue
+            }
+            nextVariant.withLock { next in
+                if next.count >= 4096 { next.removeAll() } // a cache: forgetting only costs probes
+                next[base] = number
             }
             guard fsync(directoryFD) == 0 else {
                 let reason = String(cString: strerror(errno))

@@ -17,18 +17,29 @@ public enum InboxName {
 
     /// The first of `name`, `name (2).ext`, `name (3).ext`, ... for which `exists` is false.
     public static func unique(_ name: String, exists: (String) -> Bool) -> String {
-        guard exists(name) else { return name }
-        let dot = name.lastIndex(of: ".").flatMap { $0 == name.startIndex ? nil : $0 }
-        let stem = dot.map { String(name[..<$0]) } ?? name
-        let ext = dot.map { String(name[$0...]) } ?? ""
-        var number = 2
+        var number = 1
         while true {
-            var base = Substring(stem)
-            let suffix = " (\(number))" + ext
-            while base.utf8.count + suffix.utf8.count > 255 { base = base.dropLast() }
-            let candidate = String(base) + suffix
+            let candidate = variant(name, number: number)
             if !exists(candidate) { return candidate }
             number += 1
         }
+    }
+
+    /// Variant `number` of `name`: `name` itself for 1, else `stem (number).ext`, at most 255
+    /// bytes. An extension too long to keep beside the number and a byte of the stem is
+    /// treated as part of the stem, so a peer's name can never make the cutting go on forever.
+    public static func variant(_ name: String, number: Int) -> String {
+        guard number > 1 else { return name }
+        let dot = name.lastIndex(of: ".").flatMap { $0 == name.startIndex ? nil : $0 }
+        let numbered = " (\(number))"
+        var stem = dot.map { String(name[..<$0]) } ?? name
+        var ext = dot.map { String(name[$0...]) } ?? ""
+        if numbered.utf8.count + ext.utf8.count >= 255 {
+            stem = name
+            ext = ""
+        }
+        var base = Substring(stem)
+        while !base.isEmpty, base.utf8.count + numbered.utf8.count + ext.utf8.count > 255 { base = base.dropLast() }
+        return String(base) + numbered + ext
     }
 }

@@ -124,4 +124,18 @@ final class InboxNameTests: XCTestCase {
         XCTAssertEqual(InboxName.unique("a.txt", exists: existing.contains), "a (3).txt")
         XCTAssertEqual(InboxName.unique("noext", exists: existing.contains), "noext (2)")
     }
+
+    func testVariantsOfNamesWithLongExtensionsStayWithinTheLimitAndEnd() {
+        // An extension of 252 bytes or more left no room for the stem: cutting went on forever.
+        for extensionLength in [200, 249, 250, 251, 252, 253, 254] {
+            let name = "a." + String(repeating: "x", count: extensionLength)
+            let second = InboxName.variant(name, number: 2)
+            XCTAssertLessThanOrEqual(second.utf8.count, 255, "\(extensionLength)")
+            XCTAssertTrue(second.contains(" (2)"), "\(extensionLength)")
+            XCTAssertNotEqual(second, InboxName.variant(name, number: 3))
+        }
+        XCTAssertEqual(InboxName.variant("a.txt", number: 1), "a.txt")
+        XCTAssertEqual(InboxName.variant("a.txt", number: 12), "a (12).txt")
+        XCTAssertEqual(InboxName.variant(String(repeating: "é", count: 127), number: 2).utf8.count, 254, "cut at a character")
+    }
 }
