@@ -44,6 +44,9 @@ public final class RoomClient: @unchecked Sendable {
         case text(from: String, to: String?, text: String)
         case presence(Message.PresenceKind, names: [String])
         case serverError(String)
+        /// More server errors or refused files than are shown one by one (20 in 10 s) came;
+        /// this many were not shown.
+        case suppressed(count: Int, what: String)
         case disconnected(reason: String)
         case reconnecting(after: Duration, attempt: Int)
         case reconnectFailed(String)
@@ -83,6 +86,8 @@ public final class RoomClient: @unchecked Sendable {
     private var nextSequence: UInt64 = 0
     /// The server's HELLO on this connection was seen (a second one is ignored).
     private var serverHelloSeen = false
+    private var serverErrors = ReportLimiter()
+    private var fileRefusals = ReportLimiter()
     private let session = UInt64.random(in: 1...UInt64.max)
     private var serverAcknowledges = false
     private var pendingFiles: [String] = []
@@ -215,7 +220,10 @@ public final class RoomClient: @unchecked Sendable {
                             heartbeatInterval: options.heartbeatInterval)
         self.link = link
         serverHelloSeen = false
-        files = FileTransfers(link: link, inbox: options.inbox) { [onEvent] event in onEvent(.file(event)) }
+        files = FileTransfers(link: link, inbox: options.inbox) { [self] event in
+            guard case .receiveFailed = event else { return onEvent(.file(event)) }
+            limited(\.fileRefusals, "refused or failed files from the server") { $0(.file(event)) }
+        }
         link.start(onMessage: { [self] message in received(message) }, onEnd: { [self] reason in ended(link, reason) })
         link.send(.hello(.init(name: options.name)))
     }
@@ -253,7 +261,9 @@ public final class RoomClient: @unchecked Sendable {
         case .presence(let kind, let names): onEvent(.presence(kind, names: names))
         case .error(let code, let text):
             let error = ProtocolError(ProtocolError.Code(rawValue: code) ?? .malformedFrame, text)
-            if !joined { failJoin(error) } else { onEvent(.serverError("\(ProtocolError.Code(rawValue: code)?.name ?? "error \(code)"): \(text)")) }
+            if !joined { failJoin(error) } else {
+                limited(\.serverErrors, "ERROR frames from the server") { $0(.serverError("\(ProtocolError.Code(rawValue: code)?.name ?? "error \(code)"): \(text)")) }
+            }
         case .goodbye, .ping, .pong, .who, .session, .fileOffer, .fileAccept, .fileChunk, .fileEnd, .fileResult: break
         }
     }
@@ -408,6 +418,20 @@ public final class RoomClient: @unchecked Sendable {
         outcome?.resume(returning: result)
         outcome = nil
         link?.connection.close()
+    }
+
+    /// Reports through `limiter` (a server can send ERRORs and file offers by the thousand):
+    /// at once while under its burst; otherwise counted, and reported as `.suppressed` when
+    /// the limiter's period ends.
+    private func limited(_ limiter: ReferenceWritableKeyPath<RoomClient, ReportLimiter> & Sendable, _ what: String,
+                         _ report: (@Sendable (Event) -> Void) -> Void) {
+        let hadSummaryDue = self[keyPath: limiter].summaryDue != nil
+        if self[keyPath: limiter].admit(at: .now) { return report(onEvent) }
+        guard !hadSummaryDue, let due = self[keyPath: limiter].summaryDue else { return }
+        queue.asyncAfter(deadline: .now() + .nanoseconds(Int(max(.zero, due - .now).nanoseconds))) { [self] in
+            let count = self[keyPath: limiter].takeSuppressed()
+            if count > 0 { onEvent(.suppressed(count: count, what: what)) }
+        }
     }
 
     /// Reports a line as not sent and gives back its place in the window.

@@ -24,6 +24,9 @@ public final class RoomServer: @unchecked Sendable {
         public var maximumPendingPerHostUnderLoad = 8
         public var handshakeTimeout: Duration = .seconds(10)
         public var heartbeatInterval: Duration = .seconds(15)
+        /// How long a member may keep more than 1 MiB waiting while the operator's input
+        /// waits for it (see `isCongested`).
+        public var slowMemberTimeout: Duration = .seconds(30)
         /// Where received files go; nil refuses files.
         public var inbox: Inbox?
 
@@ -51,10 +54,11 @@ public final class RoomServer: @unchecked Sendable {
     private var sessions = TextSessions()
     private var members: [Int: Member] = [:]
     private var nextID = 1
-    /// Lines about refused connections and members' ERROR frames: a flood of either prints 20
-    /// lines in 10 s and then one line with how many more there were.
+    /// Lines about refused connections, members' ERROR frames and refused file offers: a flood
+    /// of any prints 20 lines in 10 s and then one line with how many more there were.
     private var refusals = ReportLimiter()
     private var peerErrors = ReportLimiter()
+    private var fileRefusals = ReportLimiter()
     /// Connections that have not said HELLO yet, per host (see `IPAddress.hostKey`).
     private var pendingByHost: [String: Int] = [:]
     private var pendingCount = 0
@@ -69,6 +73,8 @@ public final class RoomServer: @unchecked Sendable {
         /// Set by SESSION: this member's TEXT frames are numbered from `nextSequence` on.
         var session: UInt64?
         var nextSequence: UInt64 = 0
+        /// Since when more than 1 MiB has been waiting to be sent to it.
+        var congestedSince: ContinuousClock.Instant?
         init(id: Int, link: PeerLink, peer: String, host: String) {
             self.id = id
             self.link = link
@@ -182,7 +188,10 @@ public final class RoomServer: @unchecked Sendable {
         let name = roster.join(id: member.id, requested: hello.name, reserved: [options.name])
         member.name = name
         member.link.handshakeCompleted()
-        member.files = FileTransfers(link: member.link, inbox: options.inbox) { [self] event in onEvent(.file(from: name, event)) }
+        member.files = FileTransfers(link: member.link, inbox: options.inbox) { [self] event in
+            guard case .receiveFailed = event else { return onEvent(.file(from: name, event)) }
+            limited(\.fileRefusals, "refused or failed file offers") { $0(.file(from: name, event)) }
+        }
         member.link.send(.welcome(name: name))
         sendPresence(.list, names: names, to: member)
         broadcast(.presence(.joined, names: [name]), except: member.id)
@@ -223,18 +232,33 @@ public final class RoomServer: @unchecked Sendable {
         guard message.encode(into: &bytes) else {
             return onEvent(.note("a message was not relayed: it does not fit in a frame"))
         }
-        for member in members.values where member.id != excluded && member.name != nil {
-            if !member.link.connection.send(bytes) {
-                onEvent(.note("\(member.name ?? "?") could not take the message: its connection is closing"))
-            }
+        // A member whose connection is closing misses it; its `left` line follows.
+        for member in members.values where member.id != excluded && member.name != nil && member.link.isOpen {
+            member.link.connection.send(bytes)
         }
     }
 
     /// Whether some member has more than 1 MiB waiting to be sent to it: a producer of text
-    /// for the room (the operator's input) should wait until it is not. A member that never
-    /// reads is dropped by its heartbeat, so the wait ends.
-    public var isCongested: Bool {
-        members.values.contains { $0.name != nil && $0.link.connection.bufferedByteCount > 1 << 20 }
+    /// for the room (the operator's input) should wait until it is not. A member that stays so
+    /// for `slowMemberTimeout` is dropped with `too-slow` (a member that talks but never reads
+    /// counts as alive for the heartbeat), so the wait always ends.
+    public func isCongested(at now: ContinuousClock.Instant = .now) -> Bool {
+        var congested = false
+        for member in members.values where member.name != nil && member.link.isOpen {
+            guard member.link.connection.bufferedByteCount > 1 << 20 else {
+                member.congestedSince = nil
+                continue
+            }
+            let since = member.congestedSince ?? now
+            member.congestedSince = since
+            if now - since >= options.slowMemberTimeout {
+                member.link.reject(ProtocolError(.tooSlow,
+                    "more than 1 MiB waited to be sent to you for \(options.slowMemberTimeout.secondsText); read faster or rejoin"))
+            } else {
+                congested = true
+            }
+        }
+        return congested
     }
 
     /// A line from the operator: text for everyone, or a command (see `RoomCommand`).

@@ -14,6 +14,7 @@ public struct ProtocolError: Error, Sendable, Hashable, CustomStringConvertible 
         case invalidName = 10
         case heartbeatTimeout = 11
         case fileProtocol = 12
+        case tooSlow = 13
 
         /// The protocol document's spelling, e.g. `frame-too-large`.
         public var name: String {
@@ -30,6 +31,7 @@ public struct ProtocolError: Error, Sendable, Hashable, CustomStringConvertible 
             case .invalidName: "invalid-name"
             case .heartbeatTimeout: "heartbeat-timeout"
             case .fileProtocol: "file-protocol"
+            case .tooSlow: "too-slow"
             }
         }
 

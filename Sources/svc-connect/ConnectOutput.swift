@@ -40,6 +40,7 @@ final class ConnectOutput: Sendable {
             }
             output.emit("presence", text: text, [("kind", .string("\(kind)")), ("names", .array(names.map(JSONValue.string)))])
         case .serverError(let text): Console.note("the server says: \(text)")
+        case .suppressed(let count, let what): Console.note("\(count) more \(what) in the last 10 s were not shown one by one")
         case .disconnected(let reason): Console.note("connection lost (\(reason))")
         case .reconnecting(let delay, let attempt):
             Console.note("reconnecting in \(delay.secondsText) (attempt \(attempt))")

@@ -50,6 +50,7 @@ struct SvcPublish {
         roomOptions.maximumMembers = options.maximumMembers
         roomOptions.heartbeatInterval = options.heartbeat
         roomOptions.handshakeTimeout = options.handshakeTimeout
+        roomOptions.slowMemberTimeout = options.slowMemberTimeout
         let room = RoomServer(options: roomOptions, queue: queue) { event in RoomOutput.print(event, output) }
         listener.start(queue: queue, onError: { error in Console.note("accepting a connection failed: \(error)") }) { socket, peer in
             room.accept(socket, peer: peer)
@@ -65,7 +66,7 @@ struct SvcPublish {
                 return true
             }
             if checkNow {
-                while queue.sync(execute: { room.isCongested }) { usleep(10_000) }
+                while queue.sync(execute: { room.isCongested() }) { usleep(10_000) }
             }
             queue.async {
                 do throws(ProtocolError) {

@@ -16,6 +16,7 @@ struct PublishOptions: Sendable {
     var maximumMembers = 1000
     var heartbeat: Duration = .seconds(15)
     var handshakeTimeout: Duration = .seconds(10)
+    var slowMemberTimeout: Duration = .seconds(30)
 
     static let spec = CommandSpec(
         name: "svc-publish",
@@ -34,6 +35,7 @@ struct PublishOptions: Sendable {
             .init("max-clients", value: "n", help: "Members at most; more are refused (default: 1000)."),
             .init("heartbeat", value: "seconds", help: "Ping a member after this much silence; drop it after 3 more (default: 15)."),
             .init("handshake-timeout", value: "seconds", help: "Close connections that have not said HELLO by then (default: 10)."),
+            .init("slow-timeout", value: "seconds", help: "Drop a member that keeps more than 1 MiB unread this long while standard input waits for it (default: 30)."),
         ],
         discussion: """
             Listens on IPv6 and IPv4, registers the service, and prints the registered name
@@ -86,5 +88,6 @@ struct PublishOptions: Sendable {
         }
         if let text = parsed.value("heartbeat") { heartbeat = try parseSeconds(text, option: "heartbeat") }
         if let text = parsed.value("handshake-timeout") { handshakeTimeout = try parseSeconds(text, option: "handshake-timeout") }
+        if let text = parsed.value("slow-timeout") { slowMemberTimeout = try parseSeconds(text, option: "slow-timeout") }
     }
 }
