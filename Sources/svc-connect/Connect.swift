@@ -37,7 +37,7 @@ struct SvcConnect {
         } catch let error as TransportError {
             throw ToolFailure(.unavailable, "'\(TerminalSafe.escape(options.name))' is not reachable; the host may have left the network (\(error))")
         } catch let error as ProtocolError {
-            throw ToolFailure(.unavailable, "'\(TerminalSafe.escape(options.name))' refused us: \(error)")
+            throw ToolFailure(.unavailable, "'\(TerminalSafe.escape(options.name))' refused us: \(TerminalSafe.escape(error.description))")
         }
 
         for file in options.files { client.submit(.send(to: nil, path: file)) }
@@ -62,13 +62,13 @@ struct SvcConnect {
         withExtendedLifetime(signals) {}
         switch outcome {
         case .finished, .closedByServer:
-            if case .closedByServer(let reason) = outcome { Console.note("the server closed the connection (\(reason))") }
+            if case .closedByServer(let reason) = outcome { Console.note("the server closed the connection (\(TerminalSafe.escape(reason)))") }
             guard printer.undelivered == 0 else {
                 throw ToolFailure(.ioError, "\(printer.undelivered) item\(printer.undelivered == 1 ? " was" : "s were") not delivered")
             }
             return .success
         case .failed(let reason):
-            throw ToolFailure(.ioError, "the connection to '\(TerminalSafe.escape(options.name))' broke: \(reason)")
+            throw ToolFailure(.ioError, "the connection to '\(TerminalSafe.escape(options.name))' broke: \(TerminalSafe.escape(reason))")
         case .interrupted:
             let undelivered = printer.undelivered
             throw ToolFailure(.interrupted, "interrupted" + (undelivered == 0 ? "; everything sent was delivered"
