@@ -160,6 +160,12 @@ public final class RoomClient: @unchecked Sendable {
     private func enqueue(_ command: RoomCommand, reserved: Bool) {
         if !reserved, Self.holdsWindow(command) { window.take(Self.weight(of: command)) }
         queue.async { [self] in
+            guard !isOver else {
+                // The session ended before this reached the queue (the server said GOODBYE
+                // right after WELCOME): it was never sent, and is reported so.
+                if case .send(_, let path) = command { return onEvent(.notSent("file \(path)")) }
+                return notSent(command)
+            }
             switch command {
             case .send(_, let path):
                 pendingFiles.append(path)
@@ -188,13 +194,7 @@ public final class RoomClient: @unchecked Sendable {
         queue.async { [self] in
             stopped = true
             finishing = true
-            for entry in unacknowledged[unacknowledgedStart...] { notSent(entry.command, " (sent, but the server never confirmed it)") }
-            for command in pendingLines { notSent(command) }
-            for path in pendingFiles { onEvent(.notSent("file \(path)")) }
-            unacknowledged = []
-            unacknowledgedStart = 0
-            pendingLines = []
-            pendingFiles = []
+            abandonUndelivered()
             if let link { link.goodbye("stopped") } else { end(.interrupted) }
         }
     }
@@ -349,8 +349,13 @@ public final class RoomClient: @unchecked Sendable {
         }
         onEvent(.disconnected(reason: reason.description))
         // A server that says GOODBYE is leaving on purpose; only a lost connection is retried.
-        if case .goodbye = reason { return end(.closedByServer(reason.description)) }
+        // Either way, what the server never confirmed is reported, never silently dropped.
+        if case .goodbye = reason {
+            abandonUndelivered()
+            return end(.closedByServer(reason.description))
+        }
         guard options.reconnect, !stopped else {
+            abandonUndelivered()
             return end(reason.isOrderly || stopped ? .closedByServer(reason.description) : .failed(reason.description))
         }
         Task { await reconnect() }
@@ -379,13 +384,7 @@ public final class RoomClient: @unchecked Sendable {
         queue.async { [self] in
             guard !isOver else { return }
             stopped = true
-            for entry in unacknowledged[unacknowledgedStart...] { notSent(entry.command, " (sent, but the server never confirmed it)") }
-            for command in pendingLines { notSent(command) }
-            for path in pendingFiles { onEvent(.notSent("file \(path)")) }
-            unacknowledged = []
-            unacknowledgedStart = 0
-            pendingLines = []
-            pendingFiles = []
+            abandonUndelivered()
             end(.failed("gave up reconnecting after \(allowed) attempts"))
         }
     }
@@ -397,6 +396,18 @@ public final class RoomClient: @unchecked Sendable {
         outcome?.resume(returning: result)
         outcome = nil
         link?.connection.close()
+    }
+
+    /// The session ends without another connection: every line not yet acknowledged or not
+    /// yet sent, and every file not yet on its way, is reported as not sent.
+    private func abandonUndelivered() {
+        for entry in unacknowledged[unacknowledgedStart...] { notSent(entry.command, " (sent, but the server never confirmed it)") }
+        for command in pendingLines { notSent(command) }
+        for path in pendingFiles { onEvent(.notSent("file \(path)")) }
+        unacknowledged = []
+        unacknowledgedStart = 0
+        pendingLines = []
+        pendingFiles = []
     }
 
     /// Reports a line as not sent and gives back its place in the window.
