@@ -27,6 +27,11 @@ public final class RoomClient: @unchecked Sendable {
         /// once: what a reconnect sends again in one go stays far below a connection's outbox.
         public var maximumBytesInFlight = 1 << 20
         public var heartbeatInterval: Duration = .seconds(15)
+        /// Once input has ended (`finish`), how long the server may go without acknowledging
+        /// any of the text still unconfirmed before the session ends with it reported as not
+        /// sent; nil: 4 heartbeat intervals, as long as a silent server is given. A server
+        /// that stays alive (it pings) but never confirms would otherwise be waited for forever.
+        public var confirmationTimeout: Duration?
         /// Where files from the server go; nil refuses them.
         public var inbox: Inbox?
 
@@ -97,6 +102,9 @@ public final class RoomClient: @unchecked Sendable {
     private var joinWaiter: CheckedContinuation<Void, any Error>?
     /// Counts join attempts, so a timeout only ends the attempt that set it.
     private var joinAttempt = 0
+    /// Counts acknowledgements that made progress, so a confirmation timeout only fires when
+    /// none came since it was set.
+    private var confirmationProgress = 0
 
     public init(options: Options, onEvent: @escaping @Sendable (Event) -> Void) {
         self.options = options
@@ -186,6 +194,24 @@ public final class RoomClient: @unchecked Sendable {
         queue.async { [self] in
             finishing = true
             finishIfDone()
+            awaitConfirmation()
+        }
+    }
+
+    /// While finishing: ends the session when the server, connected, confirms none of the
+    /// text still unacknowledged within the confirmation timeout (set again after each
+    /// acknowledgement that confirmed something).
+    private func awaitConfirmation() {
+        let timeout = options.confirmationTimeout ?? options.heartbeatInterval * 4
+        let progress = confirmationProgress
+        queue.asyncAfter(deadline: .now() + .nanoseconds(Int(timeout.nanoseconds))) { [self] in
+            guard !isOver, progress == confirmationProgress else { return }
+            // Nothing unconfirmed yet (lines still queued), or reconnecting (the backoff has
+            // limits of its own): look again later.
+            guard joined, unacknowledgedCount > 0 else { return awaitConfirmation() }
+            stopped = true
+            abandonUndelivered()
+            end(.failed("the server confirmed none of the text sent for \(timeout.secondsText)"))
         }
     }
 
@@ -226,9 +252,14 @@ public final class RoomClient: @unchecked Sendable {
             resendUnacknowledged()
             flushPending()
         case .acknowledged(let through):
+            let unconfirmed = unacknowledgedCount
             while unacknowledgedStart < unacknowledged.count, unacknowledged[unacknowledgedStart].sequence < through {
                 window.release(Self.weight(of: unacknowledged[unacknowledgedStart].command))
                 unacknowledgedStart += 1
+            }
+            if unacknowledgedCount < unconfirmed {
+                confirmationProgress += 1
+                if finishing { awaitConfirmation() }
             }
             if unacknowledgedStart == unacknowledged.count {
                 unacknowledged.removeAll(keepingCapacity: unacknowledged.count < 4096)

@@ -56,6 +56,19 @@ final class HostileServerTests: XCTestCase {
         }
     }
 
+    func testAServerThatIsAliveButNeverConfirmsIsGivenUpOn() throws {
+        // It pings every second, so the heartbeat is satisfied, and never sends ACK: the
+        // confirmation timeout (4 heartbeat intervals, 8 s here) ends the wait.
+        let (server, name) = try hostileServer("never-ack")
+        let started = Date()
+        let client = try TestLAN.run("svc-connect", on: "b", [name, "--message", "hi", "--no-reconnect", "--timeout", "5", "--heartbeat", "2"])
+        XCTAssertEqual(client.waitForExit(timeout: 30), 74, client.transcript)
+        XCTAssertLessThan(Date().timeIntervalSince(started), 20, client.transcript)
+        XCTAssertTrue(client.stderr.contains { $0.contains("not sent: hi (sent, but the server never confirmed it)") }, client.transcript)
+        XCTAssertTrue(client.stderr.contains { $0.contains("confirmed none of the text sent for 8 s") }, client.transcript)
+        _ = server.waitForExit(timeout: 10)
+    }
+
     func testAServerThatFloodsAndNeverReadsIsLeftRatherThanBufferedFor() throws {
         // It sends PINGs as fast as TCP takes them and never reads the PONGs: the client's
         // outbox bound (4 MiB) or its heartbeat ends the connection, never a hang.
