@@ -43,7 +43,8 @@ struct ConnectOptions: Sendable {
             literal /). When the connection drops, it reconnects with exponential backoff,
             finding the service again each time; lines typed meanwhile are sent afterwards,
             or reported as not sent when it gives up. It exits when input ends and everything
-            was delivered.
+            was delivered, or when the server confirms nothing for 4 heartbeat intervals
+            (what it did not confirm is then reported as not sent).
 
             EXIT STATUS:
               0 done, 64 bad arguments, 68 no service of that name, 69 avahi-daemon or D-Bus
