@@ -27,6 +27,11 @@ public final class RoomClient: @unchecked Sendable {
         /// once: what a reconnect sends again in one go stays far below a connection's outbox.
         public var maximumBytesInFlight = 1 << 20
         public var heartbeatInterval: Duration = .seconds(15)
+        /// Once input has ended (`finish`), how long the server may go without acknowledging
+        /// any of the text still unconfirmed before the session ends with it reported as not
+        /// sent; nil: 4 heartbeat intervals, as long as a silent server is given. A server
+        /// that stays alive (it pings) but never confirms would otherwise be waited for forever.
+        public var confirmationTimeout: Duration?
         /// Where files from the server go; nil refuses them.
         public var inbox: Inbox?
 
@@ -102,6 +107,9 @@ public final class RoomClient: @unchecked Sendable {
     private var joinWaiter: CheckedContinuation<Void, any Error>?
     /// Counts join attempts, so a timeout only ends the attempt that set it.
     private var joinAttempt = 0
+    /// Counts acknowledgements that made progress, so a confirmation timeout only fires when
+    /// none came since it was set.
+    private var confirmationProgress = 0
 
     public init(options: Options, onEvent: @escaping @Sendable (Event) -> Void) {
         self.options = options
@@ -176,6 +184,12 @@ public final class RoomClient: @unchecked Sendable {
     private func enqueue(_ command: RoomCommand, reserved: Bool) {
         if !reserved, Self.holdsWindow(command) { window.take(Self.weight(of: command)) }
         queue.async { [self] in
+            guard !isOver else {
+                // The session ended before this reached the queue (the server said GOODBYE
+                // right after WELCOME): it was never sent, and is reported so.
+                if case .send(_, let path) = command { return onEvent(.notSent("file \(path)")) }
+                return notSent(command)
+            }
             switch command {
             case .send(_, let path):
                 pendingFiles.append(path)
@@ -196,6 +210,24 @@ public final class RoomClient: @unchecked Sendable {
         queue.async { [self] in
             finishing = true
             finishIfDone()
+            awaitConfirmation()
+        }
+    }
+
+    /// While finishing: ends the session when the server, connected, confirms none of the
+    /// text still unacknowledged within the confirmation timeout (set again after each
+    /// acknowledgement that confirmed something).
+    private func awaitConfirmation() {
+        let timeout = options.confirmationTimeout ?? options.heartbeatInterval * 4
+        let progress = confirmationProgress
+        queue.asyncAfter(deadline: .now() + .nanoseconds(Int(timeout.nanoseconds))) { [self] in
+            guard !isOver, progress == confirmationProgress else { return }
+            // Nothing unconfirmed yet (lines still queued), or reconnecting (the backoff has
+            // limits of its own): look again later.
+            guard joined, unacknowledgedCount > 0 else { return awaitConfirmation() }
+            stopped = true
+            abandonUndelivered()
+            end(.failed("the server confirmed none of the text sent for \(timeout.secondsText)"))
         }
     }
 
@@ -204,13 +236,7 @@ public final class RoomClient: @unchecked Sendable {
         queue.async { [self] in
             stopped = true
             finishing = true
-            for entry in unacknowledged[unacknowledgedStart...] { notSent(entry.command, " (sent, but the server never confirmed it)") }
-            for command in pendingLines { notSent(command) }
-            for path in pendingFiles { onEvent(.notSent("file \(path)")) }
-            unacknowledged = []
-            unacknowledgedStart = 0
-            pendingLines = []
-            pendingFiles = []
+            abandonUndelivered()
             if let link { link.goodbye("stopped") } else { end(.interrupted) }
         }
     }
@@ -245,9 +271,14 @@ public final class RoomClient: @unchecked Sendable {
             resendUnacknowledged()
             flushPending()
         case .acknowledged(let through):
+            let unconfirmed = unacknowledgedCount
             while unacknowledgedStart < unacknowledged.count, unacknowledged[unacknowledgedStart].sequence < through {
                 window.release(Self.weight(of: unacknowledged[unacknowledgedStart].command))
                 unacknowledgedStart += 1
+            }
+            if unacknowledgedCount < unconfirmed {
+                confirmationProgress += 1
+                if finishing { awaitConfirmation() }
             }
             if unacknowledgedStart == unacknowledged.count {
                 unacknowledged.removeAll(keepingCapacity: unacknowledged.count < 4096)
@@ -370,8 +401,13 @@ public final class RoomClient: @unchecked Sendable {
         }
         onEvent(.disconnected(reason: reason.description))
         // A server that says GOODBYE is leaving on purpose; only a lost connection is retried.
-        if case .goodbye = reason { return end(.closedByServer(reason.description)) }
+        // Either way, what the server never confirmed is reported, never silently dropped.
+        if case .goodbye = reason {
+            abandonUndelivered()
+            return end(.closedByServer(reason.description))
+        }
         guard options.reconnect, !stopped else {
+            abandonUndelivered()
             return end(reason.isOrderly || stopped ? .closedByServer(reason.description) : .failed(reason.description))
         }
         Task { await reconnect() }
@@ -400,13 +436,7 @@ public final class RoomClient: @unchecked Sendable {
         queue.async { [self] in
             guard !isOver else { return }
             stopped = true
-            for entry in unacknowledged[unacknowledgedStart...] { notSent(entry.command, " (sent, but the server never confirmed it)") }
-            for command in pendingLines { notSent(command) }
-            for path in pendingFiles { onEvent(.notSent("file \(path)")) }
-            unacknowledged = []
-            unacknowledgedStart = 0
-            pendingLines = []
-            pendingFiles = []
+            abandonUndelivered()
             end(.failed("gave up reconnecting after \(allowed) attempts"))
         }
     }
@@ -432,6 +462,18 @@ public final class RoomClient: @unchecked Sendable {
             let count = self[keyPath: limiter].takeSuppressed()
             if count > 0 { onEvent(.suppressed(count: count, what: what)) }
         }
+    }
+
+    /// The session ends without another connection: every line not yet acknowledged or not
+    /// yet sent, and every file not yet on its way, is reported as not sent.
+    private func abandonUndelivered() {
+        for entry in unacknowledged[unacknowledgedStart...] { notSent(entry.command, " (sent, but the server never confirmed it)") }
+        for command in pendingLines { notSent(command) }
+        for path in pendingFiles { onEvent(.notSent("file \(path)")) }
+        unacknowledged = []
+        unacknowledgedStart = 0
+        pendingLines = []
+        pendingFiles = []
     }
 
     /// Reports a line as not sent and gives back its place in the window.

@@ -67,7 +67,7 @@ struct SvcConnect {
         withExtendedLifetime(signals) {}
         switch outcome {
         case .finished, .closedByServer:
-            if case .closedByServer(let reason) = outcome { Console.note("the server closed the connection (\(reason))") }
+            if case .closedByServer(let reason) = outcome { Console.note("the server closed the connection (\(TerminalSafe.escape(reason)))") }
             guard printer.undelivered == 0 else {
                 throw ToolFailure(.ioError, "\(printer.undelivered) item\(printer.undelivered == 1 ? " was" : "s were") not delivered")
             }

@@ -43,9 +43,11 @@ struct ConnectOptions: Sendable {
             literal /). When the connection drops, it reconnects with exponential backoff,
             finding the service again each time; lines typed meanwhile are sent afterwards,
             or reported as not sent when it gives up. It exits when input ends and everything
-            was delivered. Printing never holds up the room: output that is not read keeps
-            up to 4 MiB, then lines are dropped and counted on standard error; when standard
-            output is closed, it stays in the room and stops printing.
+            was delivered, or when the server confirms nothing for 4 heartbeat intervals
+            (what it did not confirm is then reported as not sent). Printing never holds up
+            the room: output that is not read keeps up to 4 MiB, then lines are dropped and
+            counted on standard error; when standard output is closed, it stays in the room
+            and stops printing.
 
             EXIT STATUS:
               0 done, 64 bad arguments, 68 no service of that name, 69 avahi-daemon or D-Bus

@@ -1,0 +1,81 @@
+import Foundation
+import XCTest
+
+/// svc-connect against a spoofed publisher (Scripts/hostile-server) on the virtual LAN: what
+/// the server says reaches the terminal escaped, and a line it never confirmed is reported.
+final class HostileServerTests: XCTestCase {
+    override func setUpWithError() throws { try TestLAN.require() }
+
+    /// Starts hostile-server in `mode` on host a, published under a fresh name; returns it
+    /// and the name once the name is established.
+    func hostileServer(_ mode: String) throws -> (ToolProcess, name: String) {
+        let name = TestLAN.uniqueName("evil-\(mode)")
+        let server = try TestLAN.command(on: "a", ["/usr/bin/python3", TestLAN.script("hostile-server"), "--publish", name,
+                                                   "--lifetime", "60", mode])
+        XCTAssertNotNil(server.waitForLine(timeout: 20) { $0.hasPrefix("{\"published\"") }, server.transcript)
+        return (server, name)
+    }
+
+    /// Lines that carry what TerminalSafe escapes: C0 (but tab), DEL, C1, bidi controls and
+    /// the line and paragraph separators.
+    func rawControls(_ lines: [String]) -> [String] {
+        lines.filter { line in
+            line.unicodeScalars.contains { scalar in
+                switch scalar.value {
+                case 0x09: false
+                case 0x00...0x1F, 0x7F...0x9F, 0x2028, 0x2029, 0x200E, 0x200F, 0x202A...0x202E, 0x2066...0x2069: true
+                default: false
+                }
+            }
+        }
+    }
+
+    func testWhatTheServerSaysInErrorsAndGoodbyesIsPrintedEscaped() throws {
+        // The mode, and the exit code: refused (69), or the connection broke / the line was not confirmed (74).
+        for (mode, code) in [("refuse-controls", Int32(69)), ("error-controls", 74), ("goodbye-controls", 74)] {
+            let (server, name) = try hostileServer(mode)
+            let client = try TestLAN.run("svc-connect", on: "b", [name, "--message", "hi", "--no-reconnect", "--timeout", "5"])
+            XCTAssertEqual(client.waitForExit(timeout: 30), code, "\(mode): " + client.transcript)
+            let lines = client.stdout + client.stderr
+            XCTAssertEqual(rawControls(lines), [], "\(mode): " + client.transcript)
+            XCTAssertTrue(lines.contains { $0.contains("\\u{1B}[31mred") && $0.contains("\\u{202E}evil") }, "\(mode): " + client.transcript)
+            _ = server.waitForExit(timeout: 10)
+        }
+    }
+
+    func testALineTheServerNeverConfirmedIsReportedAsNotSent() throws {
+        // The server cuts the connection after the TEXT (half a frame, then EOF), or says
+        // GOODBYE before acknowledging it: either way the line was never confirmed.
+        for mode in ["mid-frame-eof", "goodbye-controls"] {
+            let (server, name) = try hostileServer(mode)
+            let client = try TestLAN.run("svc-connect", on: "b", [name, "--message", "hi", "--no-reconnect", "--timeout", "5"])
+            XCTAssertEqual(client.waitForExit(timeout: 30), 74, "\(mode): " + client.transcript)
+            XCTAssertTrue(client.stderr.contains { $0.contains("not sent: hi") }, "\(mode): " + client.transcript)
+            XCTAssertTrue(client.stderr.contains { $0.contains("1 item was not delivered") }, "\(mode): " + client.transcript)
+            _ = server.waitForExit(timeout: 10)
+        }
+    }
+
+    func testAServerThatIsAliveButNeverConfirmsIsGivenUpOn() throws {
+        // It pings every second, so the heartbeat is satisfied, and never sends ACK: the
+        // confirmation timeout (4 heartbeat intervals, 8 s here) ends the wait.
+        let (server, name) = try hostileServer("never-ack")
+        let started = Date()
+        let client = try TestLAN.run("svc-connect", on: "b", [name, "--message", "hi", "--no-reconnect", "--timeout", "5", "--heartbeat", "2"])
+        XCTAssertEqual(client.waitForExit(timeout: 30), 74, client.transcript)
+        XCTAssertLessThan(Date().timeIntervalSince(started), 20, client.transcript)
+        XCTAssertTrue(client.stderr.contains { $0.contains("not sent: hi (sent, but the server never confirmed it)") }, client.transcript)
+        XCTAssertTrue(client.stderr.contains { $0.contains("confirmed none of the text sent for 8 s") }, client.transcript)
+        _ = server.waitForExit(timeout: 10)
+    }
+
+    func testAServerThatFloodsAndNeverReadsIsLeftRatherThanBufferedFor() throws {
+        // It sends PINGs as fast as TCP takes them and never reads the PONGs: the client's
+        // outbox bound (4 MiB) or its heartbeat ends the connection, never a hang.
+        let (server, name) = try hostileServer("never-read")
+        let client = try TestLAN.run("svc-connect", on: "b", [name, "--message", "hi", "--no-reconnect", "--timeout", "5", "--heartbeat", "2"])
+        XCTAssertEqual(client.waitForExit(timeout: 30), 74, client.transcript)
+        XCTAssertTrue(client.stderr.contains { $0.contains("broke") }, client.transcript)
+        _ = server.waitForExit(timeout: 10)
+    }
+}
