@@ -6,14 +6,21 @@ import XCTest
 final class InterruptTests: XCTestCase {
     override func setUpWithError() throws { try TestLAN.require() }
 
-    func testCtrlCSaysSoAndListsLinesTheServerNeverConfirmed() throws {
+    /// A publisher on host a and `member` joined from host b, whose first line `line` the
+    /// publisher has received.
+    func roomWithOneMember(_ member: String, saying line: String) throws -> (publisher: ToolProcess, client: ToolProcess) {
         let name = TestLAN.uniqueName("interrupted")
         let publisher = try TestLAN.run("svc-publish", on: "a", ["--name", name, "--json"])
         XCTAssertNotNil(publisher.waitForEvent { $0["event"] as? String == "registered" }, publisher.transcript)
-        let client = try TestLAN.run("svc-connect", on: "b", [name, "--as", "impatient", "--json"])
+        let client = try TestLAN.run("svc-connect", on: "b", [name, "--as", member, "--json"])
         XCTAssertNotNil(client.waitForEvent { $0["event"] as? String == "joined" }, client.transcript)
-        client.send("delivered")
-        XCTAssertNotNil(publisher.waitForEvent { $0["text"] as? String == "delivered" }, publisher.transcript)
+        client.send(line)
+        XCTAssertNotNil(publisher.waitForEvent { $0["text"] as? String == line }, publisher.transcript)
+        return (publisher, client)
+    }
+
+    func testCtrlCSaysSoAndListsLinesTheServerNeverConfirmed() throws {
+        let (publisher, client) = try roomWithOneMember("impatient", saying: "delivered")
 
         publisher.signal(SIGSTOP) // nothing is acknowledged from now on
         client.send("first unconfirmed")
@@ -33,13 +40,7 @@ final class InterruptTests: XCTestCase {
     }
 
     func testCtrlCAfterEverythingWasDeliveredSaysSo() throws {
-        let name = TestLAN.uniqueName("interrupted")
-        let publisher = try TestLAN.run("svc-publish", on: "a", ["--name", name, "--json"])
-        XCTAssertNotNil(publisher.waitForEvent { $0["event"] as? String == "registered" }, publisher.transcript)
-        let client = try TestLAN.run("svc-connect", on: "b", [name, "--as", "calm", "--json"])
-        XCTAssertNotNil(client.waitForEvent { $0["event"] as? String == "joined" }, client.transcript)
-        client.send("all of it")
-        XCTAssertNotNil(publisher.waitForEvent { $0["text"] as? String == "all of it" }, publisher.transcript)
+        let (publisher, client) = try roomWithOneMember("calm", saying: "all of it")
         usleep(200_000) // the ACK crosses back
         client.signal(SIGINT)
         XCTAssertEqual(client.waitForExit(timeout: 15), 130, client.transcript)

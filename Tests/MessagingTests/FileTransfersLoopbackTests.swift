@@ -154,24 +154,11 @@ final class FileTransfersLoopbackTests: XCTestCase {
                        "the empty partial is gone, the one with data is kept")
     }
 
-    struct TimedOut: Error {}
-
     /// What a member or the room received, in order; shared with the queues that append.
     final class Log<Item: Sendable>: Sendable {
         private let items = Mutex<[Item]>([])
         func append(_ item: Item) { items.withLock { $0.append(item) } }
         var all: [Item] { items.withLock { $0 } }
         var count: Int { items.withLock { $0.count } }
-    }
-
-    func waitUntil(timeout: Duration = .seconds(30), file: StaticString = #filePath, line: UInt = #line, _ condition: () -> Bool) async throws {
-        let deadline = ContinuousClock.now + timeout
-        while !condition() {
-            guard ContinuousClock.now < deadline else {
-                XCTFail("condition not met within \(timeout)", file: file, line: line)
-                throw TimedOut()
-            }
-            try await Task.sleep(for: .milliseconds(10))
-        }
     }
 }

@@ -205,18 +205,4 @@ final class RoomServerLoopbackTests: XCTestCase {
         XCTAssertEqual(errors.withLock { $0 }, ["TEXT text is 65537 bytes; the limit is 65536"])
         clientQueue.sync { [listenerLink, talker].forEach { $0.connection.close() } }
     }
-
-    struct TimedOut: Error {}
-
-    /// Polls `condition`; fails the test (and throws) when it is still false after `timeout`.
-    func waitUntil(timeout: Duration = .seconds(60), file: StaticString = #filePath, line: UInt = #line, _ condition: () -> Bool) async throws {
-        let deadline = ContinuousClock.now + timeout
-        while !condition() {
-            guard ContinuousClock.now < deadline else {
-                XCTFail("condition not met within \(timeout)", file: file, line: line)
-                throw TimedOut()
-            }
-            try await Task.sleep(for: .milliseconds(20))
-        }
-    }
 }
