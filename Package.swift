@@ -42,6 +42,9 @@ let package = Package(
         // Rooms, heartbeats, reconnects and file transfer over TransportPOSIX.
         .target(name: "Messaging", dependencies: ["CCrypto", "MessagingCore", "TransportCore", "TransportPOSIX", "DNSSD", "DiscoveryCore"]),
 
+        // Test doubles: a manual clock and in-memory streams, for unit tests and fuzz targets.
+        .target(name: "MessagingTesting", dependencies: ["TransportCore", "TransportPOSIX"]),
+
         // Option parsing, help, exit codes, terminal-safe output, signals.
         .target(name: "CommandLineSupport", dependencies: ["DNSSD", "TransportCore"]),
         // How svc-publish and svc-connect print file transfers (keeps libcrypto out of svc-browse).
@@ -70,7 +73,7 @@ let package = Package(
         .testTarget(name: "DiscoveryCoreTests", dependencies: ["DiscoveryCore"]),
         .testTarget(name: "TransportCoreTests", dependencies: ["TransportCore"]),
         .testTarget(name: "MessagingCoreTests", dependencies: ["MessagingCore"]),
-        .testTarget(name: "MessagingTests", dependencies: ["Messaging", "MessagingCore", "TransportCore", "TransportPOSIX"]),
+        .testTarget(name: "MessagingTests", dependencies: ["Messaging", "MessagingCore", "MessagingTesting", "TransportCore", "TransportPOSIX"]),
         .testTarget(name: "DNSSDTests", dependencies: ["DNSSD", "DiscoveryCore"]),
         .testTarget(name: "TransportPOSIXTests", dependencies: ["TransportPOSIX", "TransportCore"]),
         .testTarget(name: "CommandLineSupportTests", dependencies: ["CommandLineSupport", "DNSSD"]),

@@ -1,6 +1,8 @@
 import Dispatch
 import Glibc
 import MessagingCore
+import TransportCore
+import TransportPOSIX
 
 /// The files sent and received over one link (docs/PROTOCOL.md, "Files"). Outgoing files go
 /// one at a time, read from disk only as fast as the connection drains, so memory stays flat
@@ -44,7 +46,9 @@ public final class FileTransfers: @unchecked Sendable {
     private var nextID: UInt32 = 1
     /// Writes, hashes and closes received files in the order their frames arrived, so that
     /// the link's queue keeps receiving meanwhile (two cores instead of one).
-    private let disk = DispatchQueue(label: "svc.files.disk")
+    private let disk: any Executor
+    /// Where outgoing files are hashed before they are offered.
+    private let hashing: any Executor
     /// Received file data not yet written; above `diskBacklogLimit` the link stops reading.
     private var diskBacklog = 0
     private static let diskBacklogLimit = 8 << 20
@@ -88,10 +92,20 @@ public final class FileTransfers: @unchecked Sendable {
         }
     }
 
-    /// - Parameter inbox: where received files go, or nil to refuse files.
-    public init(link: PeerLink, inbox: Inbox?, onEvent: @escaping (Event) -> Void) {
+    /// - Parameters:
+    ///   - inbox: where received files go, or nil to refuse files.
+    ///   - disk: a serial executor for writing and hashing received data (nil: a queue of
+    ///     its own); results come back on the link's scheduler.
+    ///   - hashing: where outgoing files are hashed (nil: a global queue).
+    ///
+    /// Tests pass the link's own manual scheduler for both, so that a transfer runs
+    /// deterministically on one thread.
+    public init(link: PeerLink, inbox: Inbox?, disk: (any Executor)? = nil, hashing: (any Executor)? = nil,
+                onEvent: @escaping (Event) -> Void) {
         self.link = link
         self.inbox = inbox
+        self.disk = disk ?? DispatchQueue(label: "svc.files.disk")
+        self.hashing = hashing ?? DispatchQueue.global()
         self.onEvent = onEvent
     }
 
@@ -114,11 +128,11 @@ public final class FileTransfers: @unchecked Sendable {
         }
         transfer.fd = fd
         transfer.size = UInt64(info.st_size)
-        let queue = link.queue
+        let queue = link.scheduler
         // Hashing reads the whole file: do it off the event queue.
-        DispatchQueue.global().async { [self] in
+        hashing.execute { [self] in
             let result = Result { () throws(FileError) in try SHA256.digest(of: fd, length: transfer.size).finish() }
-            queue.async { [self] in
+            queue.execute { [self] in
                 switch result {
                 case .failure(let error): finishOutgoing(.failure(FileError("cannot read \(transfer.path): \(error)")))
                 case .success(let digest):
@@ -243,11 +257,11 @@ public final class FileTransfers: @unchecked Sendable {
         transfer.received += UInt64(data.count)
         diskBacklog += data.count
         if diskBacklog > FileTransfers.diskBacklogLimit { link.connection.pauseReading() }
-        let queue = link.queue
-        disk.async { [self] in
+        let queue = link.scheduler
+        disk.execute { [self] in
             let failure = Self.write(data, to: transfer.fd, at: offset)
             if failure == nil { transfer.hash.update(data) }
-            queue.async { [self] in
+            queue.execute { [self] in
                 diskBacklog -= data.count
                 if diskBacklog <= FileTransfers.diskBacklogLimit { link.connection.resumeReading() }
                 if let failure, incoming[id] === transfer {
@@ -279,12 +293,12 @@ public final class FileTransfers: @unchecked Sendable {
             dropIncoming(id, deletingData: false)
             return refuse(id, .refused, "the transfer ended after \(transfer.received) of \(transfer.offer.size) bytes", name: name)
         }
-        let queue = link.queue
+        let queue = link.scheduler
         // After the last write: the digest of everything written, then the data on disk.
-        disk.async { [self] in
+        disk.execute { [self] in
             let digest = transfer.hash.finish()
             fsync(transfer.fd)
-            queue.async { [self] in
+            queue.execute { [self] in
                 guard incoming[id] === transfer else { return } // a write failed, or the link ended
                 guard digest == transfer.offer.digest else {
                     dropIncoming(id, deletingData: true)
@@ -305,7 +319,7 @@ public final class FileTransfers: @unchecked Sendable {
 
     private func dropIncoming(_ id: UInt32, deletingData: Bool) {
         guard let transfer = incoming.removeValue(forKey: id) else { return }
-        disk.async {  // after the writes still on their way
+        disk.execute {  // after the writes still on their way
             close(transfer.fd)
             if deletingData { unlink(transfer.partialPath) }
         }

@@ -7,8 +7,8 @@ import TransportPOSIX
 /// answered with `ERROR` frames, and the peer's liveness (handshake deadline, heartbeats)
 /// watched.
 ///
-/// - Important: every method runs on the connection's queue, and so do the handlers. The
-///   link keeps itself alive until it ends.
+/// - Important: every method runs on the scheduler's executor (for a `Connection`, its
+///   queue), and so do the handlers. The link keeps itself alive until it ends.
 public final class PeerLink: @unchecked Sendable {
     /// Why a link ended.
     public enum EndReason: Sendable, Hashable, CustomStringConvertible {
@@ -40,13 +40,15 @@ public final class PeerLink: @unchecked Sendable {
         }
     }
 
-    public let connection: Connection
-    public var queue: DispatchQueue { connection.queue }
+    /// The byte stream under the link (a TCP `Connection`, or an in-memory one in tests).
+    public let connection: any ByteStream
+    /// Where the link's timers run and what time it is for them.
+    public let scheduler: any Scheduler
     private var decoder = FrameDecoder()
     private var sendBuffer: [UInt8] = []
-    private let timerLeeway: DispatchTimeInterval
+    private let timerLeeway: Duration
     private var liveness: Liveness
-    private var timer: (any DispatchSourceTimer)?
+    private var timer: (any ScheduledWork)?
     private var goodbyeReason: String?
     private var violation: ProtocolError?
     private var peerError: (UInt16, String)?
@@ -58,12 +60,27 @@ public final class PeerLink: @unchecked Sendable {
     ///     `handshakeCompleted`), or nil for no limit.
     ///   - heartbeatInterval: silence after which to `PING`; after `allowedMisses` unanswered
     ///     pings the link ends with `heartbeat-timeout`.
-    public init(_ connection: Connection, handshakeTimeout: Duration?, heartbeatInterval: Duration, allowedMisses: Int = 3) {
+    public convenience init(_ connection: Connection, handshakeTimeout: Duration?, heartbeatInterval: Duration, allowedMisses: Int = 3) {
+        self.init(connection, scheduler: DispatchScheduler(queue: connection.queue), handshakeTimeout: handshakeTimeout,
+                  heartbeatInterval: heartbeatInterval, allowedMisses: allowedMisses)
+    }
+
+    /// A link over any byte stream, with its timers on `scheduler`.
+    /// - Parameters:
+    ///   - connection: the stream; its handlers must run on `scheduler`'s executor.
+    ///   - scheduler: runs the heartbeat, the handshake deadline and the closing grace.
+    ///   - handshakeTimeout: how long the peer has to complete the handshake, or nil.
+    ///   - heartbeatInterval: silence after which to `PING`.
+    ///   - allowedMisses: unanswered pings after which the link ends.
+    public init(_ connection: any ByteStream, scheduler: any Scheduler, handshakeTimeout: Duration?, heartbeatInterval: Duration,
+                allowedMisses: Int = 3) {
         self.connection = connection
-        liveness = Liveness(now: .now, handshakeTimeout: handshakeTimeout, heartbeatInterval: heartbeatInterval, allowedMisses: allowedMisses)
+        self.scheduler = scheduler
+        liveness = Liveness(now: scheduler.now, handshakeTimeout: handshakeTimeout, heartbeatInterval: heartbeatInterval,
+                            allowedMisses: allowedMisses)
         // Heartbeats need no precision: a tenth of the interval lets libdispatch fire the
         // timers of many links together, one thread wake-up for many (1,000 idle members).
-        timerLeeway = .nanoseconds(Int(min(max(heartbeatInterval / 10, .milliseconds(1)), .seconds(1)).nanoseconds))
+        timerLeeway = min(max(heartbeatInterval / 10, .milliseconds(1)), .seconds(1))
     }
 
     /// Starts reading. `onMessage` gets every message except `PING`/`PONG`; `onEnd` is
@@ -114,14 +131,12 @@ public final class PeerLink: @unchecked Sendable {
     /// hostile) is cut off after `grace`.
     private func finishWithin(_ grace: Duration) {
         connection.finish()
-        queue.asyncAfter(deadline: .now() + .nanoseconds(Int(grace.nanoseconds))) { [connection] in
-            connection.close()
-        }
+        scheduler.schedule(after: grace) { [connection] in connection.close() }
     }
 
     private func received(_ bytes: [UInt8]) {
         decoder.feed(bytes)
-        liveness.heard(at: .now)
+        liveness.heard(at: scheduler.now)
         while !connection.isClosed { // after finish() we no longer send, but still receive
             let frame: Frame
             do throws(ProtocolError) {
@@ -148,24 +163,19 @@ public final class PeerLink: @unchecked Sendable {
         }
     }
 
-    /// One timer for the link's life, moved to the next deadline after each tick.
+    /// One timer at a time for the link's life, set for the next deadline after each tick.
     private func scheduleTimer() {
-        if timer == nil {
-            let timer = DispatchSource.makeTimerSource(queue: queue)
-            timer.setEventHandler { [self] in  // the link lives while its timer does; ended() cancels it
-                switch liveness.tick(at: .now) {
-                case .ping(let token): send(.ping(token: token))
-                case .handshakeTimedOut: reject(ProtocolError(.handshakeTimeout, "no HELLO arrived within the handshake timeout"))
-                case .peerSilent: reject(ProtocolError(.heartbeatTimeout, "no sign of life after \(liveness.allowedMisses) pings"))
-                case nil: break
-                }
-                if connection.isOpen { scheduleTimer() }
+        timer = scheduler.schedule(at: liveness.nextDeadline, leeway: timerLeeway) { [self] in
+            // the link lives while its timer does; ended() cancels it
+            timer = nil
+            switch liveness.tick(at: scheduler.now) {
+            case .ping(let token): send(.ping(token: token))
+            case .handshakeTimedOut: reject(ProtocolError(.handshakeTimeout, "no HELLO arrived within the handshake timeout"))
+            case .peerSilent: reject(ProtocolError(.heartbeatTimeout, "no sign of life after \(liveness.allowedMisses) pings"))
+            case nil: break
             }
-            self.timer = timer
-            timer.resume()
+            if connection.isOpen { scheduleTimer() }
         }
-        let delay = max(.zero, liveness.nextDeadline - .now)
-        timer?.schedule(deadline: .now() + .nanoseconds(Int(delay.nanoseconds)), leeway: timerLeeway)
     }
 
     private func ended(_ reason: Connection.CloseReason) {

@@ -58,8 +58,31 @@ public final class RoomClient: @unchecked Sendable {
         case failed(String)
     }
 
+    /// A stream to the server, open and not yet started, and where it leads.
+    public struct Connected: Sendable {
+        public let stream: any ByteStream
+        /// The address the stream is connected to.
+        public let endpoint: SocketEndpoint
+        /// Every address that was tried or could have been.
+        public let candidates: [SocketEndpoint]
+
+        public init(stream: any ByteStream, endpoint: SocketEndpoint, candidates: [SocketEndpoint]) {
+            self.stream = stream
+            self.endpoint = endpoint
+            self.candidates = candidates
+        }
+    }
+
+    /// Finds the server named in the options and opens a stream to it whose handlers run on
+    /// the given queue, within the given time. The default resolves through DNS-SD and
+    /// connects over TCP; tests hand out in-memory streams.
+    public typealias Connector = @Sendable (_ options: Options, _ queue: DispatchQueue, _ timeout: Duration) async throws -> Connected
+
     private let options: Options
-    private let queue = DispatchQueue(label: "svc.room.client")
+    private let queue: DispatchQueue
+    private let scheduler: any Scheduler
+    private let connector: Connector
+    private let fileWork: (any Executor)?
     private let onEvent: @Sendable (Event) -> Void
     // All below: on `queue`.
     private var link: PeerLink?
@@ -85,30 +108,47 @@ public final class RoomClient: @unchecked Sendable {
     /// Counts join attempts, so a timeout only ends the attempt that set it.
     private var joinAttempt = 0
 
-    public init(options: Options, onEvent: @escaping @Sendable (Event) -> Void) {
+    /// - Parameters:
+    ///   - queue: where the client's state lives and events are delivered.
+    ///   - scheduler: the timers (join timeout, heartbeats, reconnect delays); nil for Dispatch
+    ///     timers on `queue`. A manual clock must be driven on `queue`.
+    ///   - connector: how to reach the server; nil for DNS-SD and TCP.
+    ///   - fileWork: where received files are written and hashed; nil for a queue of their own.
+    public init(options: Options, queue: DispatchQueue = DispatchQueue(label: "svc.room.client"), scheduler: (any Scheduler)? = nil,
+                connector: Connector? = nil, fileWork: (any Executor)? = nil, onEvent: @escaping @Sendable (Event) -> Void) {
         self.options = options
+        self.queue = queue
+        self.scheduler = scheduler ?? DispatchScheduler(queue: queue)
+        self.connector = connector ?? RoomClient.connectOverTCP
+        self.fileWork = fileWork
         self.onEvent = onEvent
+    }
+
+    /// Resolves the instance through DNS-SD and connects to the first address that answers.
+    private static func connectOverTCP(_ options: Options, _ queue: DispatchQueue, _ timeout: Duration) async throws -> Connected {
+        let deadline = ContinuousClock.now + timeout
+        func remaining() -> Duration { max(.milliseconds(1), deadline - .now) }
+        let resolved = try await options.instance.resolve(timeout: timeout)
+        let endpoints = try await resolved.lookUpAddresses(timeout: remaining())
+        let (socket, winner) = try await TCPConnector.connect(to: endpoints, timeout: remaining())
+        return Connected(stream: Connection(socket: socket, peer: winner, queue: queue), endpoint: winner, candidates: endpoints)
     }
 
     /// Finds the server, connects and joins the room.
     /// - Throws: `DNSSDError` when the name is not found or the daemon is away,
     ///   `TransportError` when no address answers, `ProtocolError` when the server refuses.
     public func connect() async throws {
-        let instance = options.instance
-        let deadline = ContinuousClock.now + options.timeout
-        func remaining() -> Duration { max(.milliseconds(1), deadline - .now) }
-        let resolved = try await instance.resolve(timeout: options.timeout)
-        let endpoints = try await resolved.lookUpAddresses(timeout: remaining())
-        let (socket, winner) = try await TCPConnector.connect(to: endpoints, timeout: remaining())
-        onEvent(.connected(to: winner, among: endpoints))
-        let joinTimeout = remaining()
+        let started = scheduler.now
+        let connected = try await connector(options, queue, options.timeout)
+        onEvent(.connected(to: connected.endpoint, among: connected.candidates))
+        let joinTimeout = max(.milliseconds(1), started + options.timeout - scheduler.now)
         try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
             queue.async { [self] in
                 joinWaiter = continuation
                 joinAttempt += 1
                 let attempt = joinAttempt
-                start(socket, winner)
-                queue.asyncAfter(deadline: .now() + .nanoseconds(Int(joinTimeout.nanoseconds))) { [self] in
+                start(connected.stream)
+                scheduler.schedule(after: joinTimeout) { [self] in
                     if attempt == joinAttempt { failJoin(ProtocolError(.handshakeTimeout, "the server did not welcome us in time")) }
                 }
             }
@@ -163,11 +203,10 @@ public final class RoomClient: @unchecked Sendable {
         }
     }
 
-    private func start(_ socket: Socket, _ endpoint: SocketEndpoint) {
-        let link = PeerLink(Connection(socket: socket, peer: endpoint, queue: queue), handshakeTimeout: nil,
-                            heartbeatInterval: options.heartbeatInterval)
+    private func start(_ stream: any ByteStream) {
+        let link = PeerLink(stream, scheduler: scheduler, handshakeTimeout: nil, heartbeatInterval: options.heartbeatInterval)
         self.link = link
-        files = FileTransfers(link: link, inbox: options.inbox) { [onEvent] event in onEvent(.file(event)) }
+        files = FileTransfers(link: link, inbox: options.inbox, disk: fileWork, hashing: fileWork) { [onEvent] event in onEvent(.file(event)) }
         link.start(onMessage: { [self] message in received(message) }, onEnd: { [self] reason in ended(link, reason) })
         link.send(.hello(.init(name: options.name)))
     }
@@ -310,7 +349,7 @@ public final class RoomClient: @unchecked Sendable {
         for attempt in 1...allowed {
             let delay = backoff.nextDelay()
             onEvent(.reconnecting(after: delay, attempt: attempt))
-            try? await Task.sleep(for: delay)
+            await scheduler.sleep(for: delay)
             if queue.sync(execute: { isOver }) { return }
             do {
                 try await connect()

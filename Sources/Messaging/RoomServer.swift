@@ -39,6 +39,8 @@ public final class RoomServer: @unchecked Sendable {
     private var options: Options
     public let queue: DispatchQueue
     private let onEvent: (Event) -> Void
+    private let scheduler: any Scheduler
+    private let fileWork: (any Executor)?
     private var roster = Roster()
     private var sessions = TextSessions()
     private var members: [Int: Member] = [:]
@@ -60,9 +62,18 @@ public final class RoomServer: @unchecked Sendable {
         }
     }
 
-    public init(options: Options, queue: DispatchQueue, onEvent: @escaping (Event) -> Void) {
+    /// - Parameters:
+    ///   - queue: where everything runs (see `closeAll`).
+    ///   - scheduler: the members' timers; nil for Dispatch timers on `queue`. Tests and
+    ///     fuzzers pass a manual clock and then hand over in-memory streams (`accept(_:)`).
+    ///   - fileWork: where received files are written and hashed; nil for a queue of each
+    ///     member's own.
+    public init(options: Options, queue: DispatchQueue, scheduler: (any Scheduler)? = nil, fileWork: (any Executor)? = nil,
+                onEvent: @escaping (Event) -> Void) {
         self.options = options
         self.queue = queue
+        self.scheduler = scheduler ?? DispatchScheduler(queue: queue)
+        self.fileWork = fileWork
         self.onEvent = onEvent
     }
 
@@ -74,9 +85,15 @@ public final class RoomServer: @unchecked Sendable {
 
     /// Takes a new connection: greets it at once and waits for its `HELLO`.
     public func accept(_ socket: Socket, peer: SocketEndpoint?) {
-        let link = PeerLink(Connection(socket: socket, peer: peer, queue: queue),
-                            handshakeTimeout: options.handshakeTimeout, heartbeatInterval: options.heartbeatInterval)
-        let member = Member(id: nextID, link: link, peer: peer?.description ?? "an unknown address")
+        accept(Connection(socket: socket, peer: peer, queue: queue))
+    }
+
+    /// Takes a new stream (its handlers run on the server's scheduler): greets it at once
+    /// and waits for its `HELLO`.
+    public func accept(_ stream: any ByteStream) {
+        let link = PeerLink(stream, scheduler: scheduler, handshakeTimeout: options.handshakeTimeout,
+                            heartbeatInterval: options.heartbeatInterval)
+        let member = Member(id: nextID, link: link, peer: stream.peer?.description ?? "an unknown address")
         nextID += 1
         members[member.id] = member
         link.start(onMessage: { [self] message in received(message, from: member) },
@@ -137,7 +154,7 @@ public final class RoomServer: @unchecked Sendable {
         let name = roster.join(id: member.id, requested: hello.name, reserved: [options.name])
         member.name = name
         member.link.handshakeCompleted()
-        member.files = FileTransfers(link: member.link, inbox: options.inbox) { [self] event in onEvent(.file(from: name, event)) }
+        member.files = FileTransfers(link: member.link, inbox: options.inbox, disk: fileWork, hashing: fileWork) { [self] event in onEvent(.file(from: name, event)) }
         member.link.send(.welcome(name: name))
         member.link.send(.presence(.list, names: names))
         broadcast(.presence(.joined, names: [name]), except: member.id)
