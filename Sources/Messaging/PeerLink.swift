@@ -49,6 +49,8 @@ public final class PeerLink: @unchecked Sendable {
     private let timerLeeway: Duration
     private var liveness: Liveness
     private var timer: (any ScheduledWork)?
+    /// The grace after which a finishing link is cut off; set once.
+    private var closing: (any ScheduledWork)?
     private var goodbyeReason: String?
     private var violation: ProtocolError?
     private var peerError: (UInt16, String)?
@@ -116,7 +118,7 @@ public final class PeerLink: @unchecked Sendable {
     public func reject(_ error: ProtocolError) {
         send(.error(error))
         if error.code.closesConnection {
-            violation = error
+            if violation == nil { violation = error }
             finishWithin(.seconds(1))
         }
     }
@@ -131,13 +133,17 @@ public final class PeerLink: @unchecked Sendable {
     /// hostile) is cut off after `grace`.
     private func finishWithin(_ grace: Duration) {
         connection.finish()
-        scheduler.schedule(after: grace) { [connection] in connection.close() }
+        // Once: a peer that keeps breaking the protocol must not make us keep timers.
+        guard closing == nil, !connection.isClosed else { return }
+        closing = scheduler.schedule(after: grace) { [connection] in connection.close() }
     }
 
     private func received(_ bytes: [UInt8]) {
+        // After a violation that ends the link nothing the peer sends is read (nor buffered).
+        guard violation == nil else { return }
         decoder.feed(bytes)
         liveness.heard(at: scheduler.now)
-        while !connection.isClosed { // after finish() we no longer send, but still receive
+        while !connection.isClosed && violation == nil { // after finish() we no longer send, but still receive
             let frame: Frame
             do throws(ProtocolError) {
                 guard let next = try decoder.next() else { return }
@@ -181,6 +187,8 @@ public final class PeerLink: @unchecked Sendable {
     private func ended(_ reason: Connection.CloseReason) {
         timer?.cancel()
         timer = nil
+        closing?.cancel()
+        closing = nil
         let end: EndReason
         if let violation { end = .violation(violation) }
         else if let (code, text) = peerError { end = .peerError(code: code, message: text) }
