@@ -43,7 +43,7 @@ let package = Package(
         .target(name: "Messaging", dependencies: ["CCrypto", "MessagingCore", "TransportCore", "TransportPOSIX", "DNSSD", "DiscoveryCore"]),
 
         // Test doubles: a manual clock and in-memory streams, for unit tests and fuzz targets.
-        .target(name: "MessagingTesting", dependencies: ["TransportCore", "TransportPOSIX"]),
+        .target(name: "MessagingTesting", dependencies: ["MessagingCore", "TransportCore", "TransportPOSIX"]),
 
         // Option parsing, help, exit codes, terminal-safe output, signals.
         .target(name: "CommandLineSupport", dependencies: ["DNSSD", "TransportCore"]),
@@ -69,6 +69,11 @@ let package = Package(
             dependencies: ["DNSSD", "DiscoveryCore", "TransportPOSIX", "TransportCore", "Messaging", "MessagingCore", "CommandLineSupport"],
             path: "Benchmarks/svc-bench"
         ),
+
+        // State-level fuzz targets (Scripts/fuzz builds them with libFuzzer; built plainly,
+        // each replays the inputs given as arguments).
+        .executableTarget(name: "fuzz-room-server", dependencies: ["Messaging", "MessagingCore", "MessagingTesting", "TransportCore", "TransportPOSIX"],
+                          path: "Fuzz/targets", sources: ["room-server.swift"]),
 
         .testTarget(name: "DiscoveryCoreTests", dependencies: ["DiscoveryCore"]),
         .testTarget(name: "TransportCoreTests", dependencies: ["TransportCore"]),
