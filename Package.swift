@@ -74,6 +74,8 @@ let package = Package(
         // each replays the inputs given as arguments).
         .executableTarget(name: "fuzz-room-server", dependencies: ["Messaging", "MessagingCore", "MessagingTesting", "TransportCore", "TransportPOSIX"],
                           path: "Fuzz/targets", sources: ["room-server.swift"]),
+        .executableTarget(name: "fuzz-file-transfer", dependencies: ["Messaging", "MessagingCore", "MessagingTesting", "TransportCore", "TransportPOSIX"],
+                          path: "Fuzz/targets", sources: ["file-transfer.swift"]),
 
         .testTarget(name: "DiscoveryCoreTests", dependencies: ["DiscoveryCore"]),
         .testTarget(name: "TransportCoreTests", dependencies: ["TransportCore"]),

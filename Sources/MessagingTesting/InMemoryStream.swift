@@ -14,6 +14,9 @@ public final class InMemoryStream: ByteStream, @unchecked Sendable {
     public let outboxLimit: Int
     /// The most bytes handed to `onBytes` at once (like a read of that size).
     public var deliveryChunk: Int
+    /// Sees every byte `send` accepts, in order: a test checks what the code under test
+    /// writes (`inject` bypasses it).
+    public var tap: (([UInt8]) -> Void)?
     private let scheduler: any Scheduler
     private weak var other: InMemoryStream?
     private var outbox: [UInt8] = []
@@ -79,6 +82,23 @@ public final class InMemoryStream: ByteStream, @unchecked Sendable {
             close(.failed(TransportError("send", message: "the peer is not reading; more than \(outboxLimit) bytes are waiting")))
             return false
         }
+        tap?(Array(bytes))
+        return enqueue(bytes)
+    }
+
+    /// Sends bytes as if a third party had written them into the stream (between whole
+    /// frames of the code under test): not seen by `tap`.
+    @discardableResult
+    public func inject(_ bytes: [UInt8]) -> Bool {
+        guard isOpen else { return false }
+        guard bufferedByteCount + bytes.count <= outboxLimit else {
+            close(.failed(TransportError("send", message: "the peer is not reading; more than \(outboxLimit) bytes are waiting")))
+            return false
+        }
+        return bytes.withUnsafeBytes { enqueue($0) }
+    }
+
+    private func enqueue(_ bytes: UnsafeRawBufferPointer) -> Bool {
         outbox.append(contentsOf: bytes)
         bytesSent += bytes.count
         peakBufferedByteCount = max(peakBufferedByteCount, bufferedByteCount)

@@ -64,18 +64,24 @@ public final class ManualScheduler: Scheduler, @unchecked Sendable {
     /// Runs queued work, and the work it queues, until none is left; fires timers already
     /// due. Returns how many items ran.
     @discardableResult
-    public func run() -> Int {
+    public func run() -> Int { run(atMost: ManualScheduler.maximumJobsPerRun + 1) }
+
+    /// Like `run()`, but stops after `limit` items: a test can act in the middle of a
+    /// transfer. Returns how many items ran.
+    @discardableResult
+    public func run(atMost limit: Int) -> Int {
         var count = 0
-        while true {
+        while count < limit {
             let next: (() -> Void)? = lock.withLock { _ in
                 if !jobs.isEmpty { return jobs.removeFirst() }
                 return takeTimer(dueBy: current)?.work
             }
-            guard let next else { return count }
+            guard let next else { break }
             count += 1
             precondition(count <= ManualScheduler.maximumJobsPerRun, "more than \(ManualScheduler.maximumJobsPerRun) work items in one run: a livelock")
             next()
         }
+        return count
     }
 
     /// Moves the clock forward by `duration`, firing each timer at its own deadline (with the

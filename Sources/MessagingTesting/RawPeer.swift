@@ -11,22 +11,22 @@ public final class RawPeer {
     /// Every message received, in order (when `keepsMessages`).
     public private(set) var messages: [Message] = []
     /// How many frames arrived.
-    public private(set) var frameCount = 0
+    public var frameCount: Int { checker.frameCount }
     /// What was wrong with the frames received; empty when every frame was sound.
-    public private(set) var faults: [String] = []
+    public var faults: [String] { checker.faults }
     /// Why the stream closed, once it has.
     public private(set) var closeReason: Connection.CloseReason?
     /// For the test's own bookkeeping: whether it paused reading.
     public var isPaused = false
     private let keepsMessages: Bool
-    private var decoder = FrameDecoder(maximumPayload: Frame.maximumPayload)
+    private var checker = FrameChecker()
 
     /// Starts reading `stream` at once.
     /// - Parameter keepsMessages: false to only count and check frames (long fuzz inputs).
     public init(_ stream: InMemoryStream, keepsMessages: Bool = true) {
         self.stream = stream
         self.keepsMessages = keepsMessages
-        stream.start(onBytes: { [unowned self] bytes in received(bytes) }, onClose: { [unowned self] reason in closeReason = reason })
+        stream.start(onBytes: { [weak self] bytes in self?.received(bytes) }, onClose: { [weak self] reason in self?.closeReason = reason })
     }
 
     /// Sends one message, framed.
@@ -42,18 +42,7 @@ public final class RawPeer {
     public func send(raw bytes: [UInt8]) -> Bool { stream.send(bytes) }
 
     private func received(_ bytes: [UInt8]) {
-        guard faults.isEmpty else { return } // the stream cannot be followed after a bad header
-        decoder.feed(bytes)
-        while true {
-            do throws(ProtocolError) {
-                guard let frame = try decoder.next() else { return }
-                frameCount += 1
-                let message = try Message(decoding: frame)
-                if keepsMessages { messages.append(message) }
-            } catch {
-                faults.append("frame \(frameCount): \(error)")
-                return
-            }
-        }
+        let received = checker.feed(bytes)
+        if keepsMessages { messages.append(contentsOf: received) }
     }
 }
