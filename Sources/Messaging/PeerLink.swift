@@ -180,7 +180,10 @@ public final class PeerLink: @unchecked Sendable {
             case .peerSilent: reject(ProtocolError(.heartbeatTimeout, "no sign of life after \(liveness.allowedMisses) pings"))
             case nil: break
             }
-            if connection.isOpen { scheduleTimer() }
+            // Also while finishing: a peer that closed its side but reads nothing must not keep
+            // the link (and what waits in its outbox) forever; silence ends it as above. After
+            // a fatal error the closing grace takes over.
+            if !connection.isClosed && violation == nil { scheduleTimer() }
         }
     }
 

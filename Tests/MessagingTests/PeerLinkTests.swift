@@ -75,6 +75,19 @@ final class PeerLinkTests: XCTestCase {
         XCTAssertTrue(fixture.received.isEmpty, "PING and PONG are the link's own business")
     }
 
+    func testAPeerThatClosesItsSideAndReadsNothingIsDroppedAfterSilence() {
+        let fixture = Fixture()
+        fixture.peer.stream.pauseReading()
+        fixture.link.send(.text(from: "a", to: "", text: "waits in the outbox"))
+        fixture.peer.stream.finish()
+        fixture.scheduler.run()
+        XCTAssertFalse(fixture.link.isOpen)
+        XCTAssertTrue(fixture.ends.isEmpty, "the outbox cannot drain: the link waits")
+        fixture.scheduler.advance(by: .seconds(61))
+        guard case .violation(let error) = fixture.ends.first else { return XCTFail("still waiting after a silent minute: \(fixture.ends)") }
+        XCTAssertEqual(error.code, .heartbeatTimeout)
+    }
+
     func testAnUnknownTypeIsReportedAndTheLinkStays() {
         let fixture = Fixture()
         fixture.peer.send(raw: [0, 0, 0, 1, 0x7F, 0x7F, 0, 0, 42])
