@@ -13,7 +13,8 @@
 //   7 hostile member sends HELLO with a name of b % 48 bytes from the input
 // Checked after every operation: nothing traps; every frame the server sends fits 1 MiB
 // of payload and decodes; each well-behaved member receives the other's lines at most
-// once, and at the end every line sent while both were in the room exactly once; the heap
+// once, and at the end every line sent while both were in the room exactly once; members
+// that never answer PING are gone within two minutes (however they misbehave); the heap
 // stays under 16 MiB plus 10 MiB per open connection (a 4 MiB outbox each way, a frame
 // being reassembled and a read).
 import MessagingCore
@@ -138,6 +139,12 @@ func fuzzRoomServer(_ bytes: UnsafeRawBufferPointer) {
         guard let member = good[listener], !member.ended, let other = good[1 - listener], !other.ended else { continue }
         precondition(member.heard[speaker, default: []].contains(number), "\(member.name ?? "?") never heard line \(number) of \(speaker)")
     }
+
+    // Hostile members never answer PING: within two minutes every one of them is gone, even
+    // one that closed its side and reads nothing, while the well-behaved ones stay.
+    for _ in 0..<8 { scheduler.advance(by: .seconds(15)) }
+    let staying = Set(good.compactMap { $0?.isIn == true ? $0?.name : nil })
+    precondition(Set(server.names.dropFirst()) == staying, "after two silent minutes the room still lists \(server.names); only \(staying) answer")
 
     // Tear down: everyone leaves, the grace timers run out, nothing is left behind.
     for peer in hostile.compactMap({ $0 }) { peer.stream.close() }

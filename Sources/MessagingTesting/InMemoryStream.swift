@@ -185,10 +185,11 @@ public final class InMemoryStream: ByteStream, @unchecked Sendable {
         closeReason = reason
         outbox = []
         outboxStart = 0
-        // The other end sees a reset when data was lost, otherwise the end of the stream.
+        // The other end sees a reset when data was lost, otherwise the end of the stream; if
+        // that was sent already, what it still has for us can no longer be delivered.
         if let other, !other.isClosed {
             scheduler.execute { [other, sentEOF] in
-                if dropped { other.close(.reset) } else if !sentEOF { other.peerFinished() }
+                if dropped { other.close(.reset) } else if !sentEOF { other.peerFinished() } else { other.scheduleDelivery() }
             }
         }
         let handler = onClose
