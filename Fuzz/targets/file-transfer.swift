@@ -1,8 +1,9 @@
 // Fuzz target `file-transfer`: both ends of a file transfer (FileTransfers over PeerLinks,
 // inboxes in a temporary directory, disk work on the same manual scheduler), on an in-memory
 // stream, with hostile frames written into the stream between the real ones. The input:
-//   setup: read size 1 << (b % 19); file size (3 bytes, up to 2.5 MiB: 0, one chunk, a chunk
-//   and a byte are all reachable); 64 bytes repeated as its content; resume byte r: r & 1
+//   setup: read size 1 << (b % 19); file size (a scale byte below 0xC0 and 2 bytes, else 3
+//   bytes up to 2.5 MiB: 0, one chunk, a chunk and a byte are all reachable); 64 bytes
+//   repeated as its content; resume byte r: r & 1
 //   leaves a partial file of k bytes (3 bytes; may pass the size) in the receiving inbox,
 //   r & 2 corrupts it (a checksum mismatch must follow).
 //   then operations, one byte `kind | argument << 3`:
@@ -73,7 +74,8 @@ func fuzzFileTransfer(_ bytes: UnsafeRawBufferPointer) {
     let sender = End(streamA, scheduler: scheduler, inbox: inboxA)
     let receiver = End(streamB, scheduler: scheduler, inbox: inboxB)
 
-    let size = Int(input.integer(bytes: 3)) % (5 << 19)
+    // Mostly small files (fast runs); a scale byte of 0xC0 or more allows up to 2.5 MiB.
+    let size = input.byte() < 0xC0 ? Int(input.integer(bytes: 2)) : Int(input.integer(bytes: 3)) % (5 << 19)
     let pattern = input.take(64)
     let content = (0..<size).map { pattern[$0 % 64] &+ UInt8(truncatingIfNeeded: $0 >> 6) }
     let source = directory.write(content, to: "source.bin")
