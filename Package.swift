@@ -74,6 +74,8 @@ let package = Package(
         // each replays the inputs given as arguments).
         .executableTarget(name: "fuzz-room-server", dependencies: ["Messaging", "MessagingCore", "MessagingTesting", "TransportCore", "TransportPOSIX"],
                           path: "Fuzz/targets", sources: ["room-server.swift"]),
+        .executableTarget(name: "fuzz-room-client", dependencies: ["Messaging", "MessagingCore", "MessagingTesting", "TransportCore", "TransportPOSIX", "DiscoveryCore"],
+                          path: "Fuzz/targets", sources: ["room-client.swift"]),
         .executableTarget(name: "fuzz-file-transfer", dependencies: ["Messaging", "MessagingCore", "MessagingTesting", "TransportCore", "TransportPOSIX"],
                           path: "Fuzz/targets", sources: ["file-transfer.swift"]),
 
