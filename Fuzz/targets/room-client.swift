@@ -70,13 +70,19 @@ func fuzzRoomClient(_ bytes: UnsafeRawBufferPointer) {
         connected.signal()
     }
     var end: InMemoryStream?
-    for _ in 0..<100_000 where end == nil {
+    var waited = 0
+    while end == nil && waited < 100_000 {
         end = opened.stream.withLock { $0 }
-        if end == nil { usleep(50) }
+        if end == nil { usleep(50); waited += 1 }
     }
-    guard let end else { preconditionFailure("the client never opened its stream") }
+    guard let end else { preconditionFailure("the client never opened its stream (waited 5 s)") }
     let server = queue.sync { RawPeer(end, keepsMessages: false) }
-    for _ in 0..<100_000 where queue.sync(execute: { scheduler.run(); return server.frameCount == 0 }) { usleep(50) }
+    waited = 0
+    while queue.sync(execute: { scheduler.run(); return server.frameCount == 0 }) {
+        waited += 1
+        precondition(waited < 100_000, "the client sent no HELLO within 5 s")
+        usleep(50)
+    }
 
     var lines = 0
     while !input.isAtEnd {
@@ -139,9 +145,11 @@ func fuzzRoomClient(_ bytes: UnsafeRawBufferPointer) {
         scheduler.advance(by: .seconds(60))
     }
     var returned = false
-    for _ in 0..<1000 where !returned {
+    waited = 0
+    while !returned && waited < 1000 {
         returned = connected.wait(timeout: .now() + .milliseconds(5)) == .success
         queue.sync { scheduler.run() }
+        waited += 1
     }
     precondition(returned, "connect() did not return within 5 s after the server went away")
     client.stop()
