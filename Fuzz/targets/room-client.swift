@@ -10,8 +10,9 @@
 //   5 the user types a numbered line (argument odd: a private one), /who, or /send of a file
 //   6 the server acknowledges through an 8-byte number (0 and UInt64.max included)
 //   7 the server stops or resumes reading, finishes, or closes; or the user stops the client
-// Checked: nothing traps; every frame the client writes fits 1 MiB and decodes; it sends each
-// typed line at most once (no reconnects here, so never twice); connect() returns once the
+// Checked: nothing traps; every frame the client writes fits 1 MiB and decodes; a line sent
+// again (a hostile server may WELCOME twice) goes under the same SESSION number, so that an
+// honest server would relay it once; connect() returns once the
 // stream is gone; the heap stays under 32 MiB (the queue of 1,000 lines, a 4 MiB outbox
 // each way, a file chunk and a frame being reassembled).
 import Dispatch
@@ -34,7 +35,25 @@ final class Opened: Sendable {
 /// Checks the frames the client writes (used on the client's queue only).
 final class Written: @unchecked Sendable {
     var checker = FrameChecker()
-    var lines = Set<String>()
+    /// The SESSION in force and the number its next TEXT carries.
+    var session: (id: UInt64, next: UInt64)?
+    /// The number each line went out under.
+    var numbers: [String: [UInt64]] = [:]
+
+    func saw(_ message: Message) {
+        switch message {
+        case .session(let id, let next): session = (id, next)
+        case .text(_, _, let text):
+            guard let current = session else { return } // unnumbered: the server cannot tell repeats apart anyway
+            let number = [current.id, current.next]
+            session = (current.id, current.next &+ 1)
+            if let earlier = numbers[text] {
+                precondition(earlier == number, "the client sent '\(text)' as \(earlier) and again as \(number): a server would relay it twice")
+            }
+            numbers[text] = number
+        default: break
+        }
+    }
 }
 
 func fuzzRoomClient(_ bytes: UnsafeRawBufferPointer) {
@@ -55,11 +74,7 @@ func fuzzRoomClient(_ bytes: UnsafeRawBufferPointer) {
     let endpoint = SocketEndpoint(address: address, port: 4242)
     let client = RoomClient(options: options, queue: queue, scheduler: scheduler, connector: { _, _, _ in
         let (mine, theirs) = InMemoryStream.pair(scheduler: scheduler, deliveryChunk: 4096)
-        mine.tap = { bytes in
-            for case .text(_, _, let text) in written.checker.feed(bytes) {
-                precondition(written.lines.insert(text).inserted, "the client sent '\(text)' twice")
-            }
-        }
+        mine.tap = { bytes in written.checker.feed(bytes).forEach(written.saw) }
         opened.stream.withLock { $0 = theirs }
         return RoomClient.Connected(stream: mine, endpoint: endpoint, candidates: [endpoint])
     }, fileWork: scheduler, onEvent: { _ in })
