@@ -33,8 +33,9 @@ final class GoodMember {
     var name: String?
     var ended = false
     var linesSent = 0
-    /// Lines heard, by sender name.
-    var heard: [String: Set<Int>] = [:]
+    /// How often each numbered line was heard, by sender name (hostile senders included:
+    /// only the well-behaved ones are judged, at the end).
+    var heard: [String: [Int: Int]] = [:]
 
     init(index: Int, scheduler: ManualScheduler, server: RoomServer) {
         self.index = index
@@ -59,7 +60,7 @@ final class GoodMember {
             link.send(.session(id: session, next: 1))
         case .text(let from, _, let text):
             guard let number = text.split(separator: " ").last.flatMap({ Int($0) }) else { return }
-            precondition(heard[from, default: []].insert(number).inserted, "\(name ?? "?") heard '\(text)' from \(from) twice")
+            heard[from, default: [:]][number, default: 0] += 1
         default: break
         }
     }
@@ -134,10 +135,17 @@ func fuzzRoomServer(_ bytes: UnsafeRawBufferPointer) {
         }
     }
 
-    // Every line sent while both well-behaved members were in the room arrived, once.
+    // No line of a well-behaved member was heard twice; every one sent while both were in the
+    // room arrived.
+    let goodNames = Set(good.compactMap { $0?.name })
+    for member in good.compactMap({ $0 }) {
+        for (speaker, counts) in member.heard where goodNames.contains(speaker) {
+            precondition(counts.values.allSatisfy { $0 == 1 }, "\(member.name ?? "?") heard lines of \(speaker) more than once: \(counts)")
+        }
+    }
     for (listener, speaker, number) in expected {
         guard let member = good[listener], !member.ended, let other = good[1 - listener], !other.ended else { continue }
-        precondition(member.heard[speaker, default: []].contains(number), "\(member.name ?? "?") never heard line \(number) of \(speaker)")
+        precondition(member.heard[speaker]?[number] != nil, "\(member.name ?? "?") never heard line \(number) of \(speaker)")
     }
 
     // Hostile members never answer PING: within two minutes every one of them is gone, even
