@@ -45,6 +45,9 @@ let package = Package(
         // Rooms, heartbeats, reconnects and file transfer over TransportPOSIX.
         .target(name: "Messaging", dependencies: ["CCrypto", "MessagingCore", "TransportCore", "TransportPOSIX", "DNSSD", "DiscoveryCore"]),
 
+        // Test doubles: a manual clock and in-memory streams, for unit tests and fuzz targets.
+        .target(name: "MessagingTesting", dependencies: ["MessagingCore", "TransportCore", "TransportPOSIX"]),
+
         // Option parsing, help, exit codes, terminal-safe output, signals.
         .target(name: "CommandLineSupport", dependencies: ["DNSSD", "TransportCore", "SafeText"]),
         // How svc-publish and svc-connect print file transfers (keeps libcrypto out of svc-browse).
@@ -70,11 +73,20 @@ let package = Package(
             path: "Benchmarks/svc-bench"
         ),
 
+        // State-level fuzz targets (Scripts/fuzz builds them with libFuzzer; built plainly,
+        // each replays the inputs given as arguments).
+        .executableTarget(name: "fuzz-room-server", dependencies: ["Messaging", "MessagingCore", "MessagingTesting", "TransportCore", "TransportPOSIX"],
+                          path: "Fuzz/targets", sources: ["room-server.swift"]),
+        .executableTarget(name: "fuzz-room-client", dependencies: ["Messaging", "MessagingCore", "MessagingTesting", "TransportCore", "TransportPOSIX", "DiscoveryCore"],
+                          path: "Fuzz/targets", sources: ["room-client.swift"]),
+        .executableTarget(name: "fuzz-file-transfer", dependencies: ["Messaging", "MessagingCore", "MessagingTesting", "TransportCore", "TransportPOSIX"],
+                          path: "Fuzz/targets", sources: ["file-transfer.swift"]),
+
         .testTarget(name: "DiscoveryCoreTests", dependencies: ["DiscoveryCore"]),
         .testTarget(name: "TransportCoreTests", dependencies: ["TransportCore"]),
         .testTarget(name: "MessagingCoreTests", dependencies: ["MessagingCore"]),
         .testTarget(name: "SafeTextTests", dependencies: ["SafeText"]),
-        .testTarget(name: "MessagingTests", dependencies: ["Messaging", "MessagingCore", "TransportCore", "TransportPOSIX"]),
+        .testTarget(name: "MessagingTests", dependencies: ["Messaging", "MessagingCore", "MessagingTesting", "TransportCore", "TransportPOSIX"]),
         .testTarget(name: "DNSSDTests", dependencies: ["DNSSD", "DiscoveryCore"]),
         .testTarget(name: "TransportPOSIXTests", dependencies: ["TransportPOSIX", "TransportCore"]),
         .testTarget(name: "CommandLineSupportTests", dependencies: ["CommandLineSupport", "DNSSD"]),

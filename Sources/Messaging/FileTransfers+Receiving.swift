@@ -63,10 +63,10 @@ extension FileTransfers {
         let transfer = Incoming(offer: offer, key: key, fd: admission.fd)
         incoming[offer.id] = transfer
         guard admission.have > 0 else { return accept(transfer, at: 0) }
-        let queue = link.queue
+        let queue = link.scheduler
         // Data kept from an earlier transfer is hashed on the disk queue (a 10 GiB prefix
         // takes a while); FILE_ACCEPT goes out when that is done.
-        disk.async { [self] in
+        disk.execute { [self] in
             let failure: String?
             do throws(FileError) {
                 transfer.hash = try SHA256.digest(of: transfer.fd, length: admission.have,
@@ -75,7 +75,7 @@ extension FileTransfers {
             } catch {
                 failure = error.message
             }
-            queue.async { [self] in
+            queue.execute { [self] in
                 guard incoming[offer.id] === transfer else { return } // the link ended meanwhile
                 if let failure {
                     dropIncoming(offer.id, deletingData: true)
@@ -101,7 +101,7 @@ extension FileTransfers {
     /// transfer, moved on while data flows).
     private func watchForStall(_ transfer: Incoming, sinceReceived seen: UInt64) {
         guard let timeout = inbox?.limits.transferIdleTimeout else { return }
-        link.queue.asyncAfter(deadline: .now() + .nanoseconds(Int(timeout.nanoseconds))) { [weak self] in
+        link.scheduler.schedule(after: timeout) { [weak self] in
             guard let self, incoming[transfer.offer.id] === transfer, transfer.state == .receiving else { return }
             guard transfer.received == seen else { return watchForStall(transfer, sinceReceived: transfer.received) }
             dropIncoming(transfer.offer.id, deletingData: false)
@@ -123,15 +123,15 @@ extension FileTransfers {
         inbox?.consumed(UInt64(data.count), by: transfer.key)
         diskBacklog += data.count
         if diskBacklog > FileTransfers.diskBacklogLimit { link.connection.pauseReading() }
-        let queue = link.queue
-        disk.async { [self] in
+        let queue = link.scheduler
+        disk.execute { [self] in
             var failure: String?
             if transfer.writeFailure == nil && !transfer.closed {
                 failure = Self.write(data, to: transfer.fd, at: offset)
                 if let failure { transfer.writeFailure = failure } else { transfer.hash.update(data) }
             }
             let failed = failure
-            queue.async { [self] in
+            queue.execute { [self] in
                 diskBacklog -= data.count
                 if diskBacklog <= FileTransfers.diskBacklogLimit { link.connection.resumeReading() }
                 if let failed, incoming[id] === transfer {
@@ -170,9 +170,9 @@ extension FileTransfers {
             return refuse(id, .refused, "the transfer ended after \(transfer.received) of \(transfer.offer.size) bytes", name: name)
         }
         transfer.state = .finishing
-        let queue = link.queue
+        let queue = link.scheduler
         // After the last write: the digest of everything written, the data on disk, its name.
-        disk.async { [self] in
+        disk.execute { [self] in
             // A failed write reports itself. When the link ended meanwhile, the complete data
             // stays partial: the sender, told nothing, sends again and gets one stored copy.
             guard transfer.writeFailure == nil, !transfer.closed, !transfer.cancelled.load(ordering: .relaxed) else { return }
@@ -190,7 +190,7 @@ extension FileTransfers {
                 }
             }
             transfer.close()
-            queue.async { [self] in
+            queue.execute { [self] in
                 // Still current unless the link ended after the checks above: then the outcome
                 // stands, but there is nobody to tell.
                 let current = incoming[id] === transfer
@@ -217,7 +217,7 @@ extension FileTransfers {
         guard let transfer = incoming.removeValue(forKey: id) else { return }
         transfer.cancelled.store(true, ordering: .relaxed)
         let inbox = inbox
-        disk.async {
+        disk.execute {
             if !transfer.closed {
                 if deletingData { inbox?.remove(transfer.key) } else { inbox?.removeIfEmpty(transfer.key, fd: transfer.fd) }
                 transfer.close()

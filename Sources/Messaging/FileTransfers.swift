@@ -1,6 +1,8 @@
 import Dispatch
 import Glibc
 import MessagingCore
+import TransportCore
+import TransportPOSIX
 import Synchronization
 
 /// The files sent and received over one link (docs/PROTOCOL.md, "Files"). Outgoing files go
@@ -48,10 +50,10 @@ public final class FileTransfers: @unchecked Sendable {
     var incoming: [UInt32: Incoming] = [:]
     private var nextID: UInt32 = 1
     /// Hashes outgoing files and closes their descriptors, in that order.
-    private let reading = DispatchQueue(label: "svc.files.reading")
+    private let reading: any Executor
     /// Hashes resumed data, writes, syncs, stores and closes received files in the order their
     /// frames arrived, so that the link's queue keeps receiving meanwhile.
-    let disk = DispatchQueue(label: "svc.files.disk")
+    let disk: any Executor
     /// Received file data not yet written; above `diskBacklogLimit` the link stops reading.
     var diskBacklog = 0
     static let diskBacklogLimit = 8 << 20
@@ -80,10 +82,21 @@ public final class FileTransfers: @unchecked Sendable {
         }
     }
 
-    /// - Parameter inbox: where received files go, or nil to refuse files.
-    public init(link: PeerLink, inbox: Inbox?, onEvent: @escaping (Event) -> Void) {
+    /// - Parameters:
+    ///   - inbox: where received files go, or nil to refuse files.
+    ///   - disk: a serial executor for writing, hashing and closing received files (nil: a
+    ///     queue of its own); results come back on the link's scheduler.
+    ///   - hashing: a serial executor where outgoing files are hashed and closed (nil: a
+    ///     queue of its own).
+    ///
+    /// Tests pass the link's own manual scheduler for both, so that a transfer runs
+    /// deterministically on one thread.
+    public init(link: PeerLink, inbox: Inbox?, disk: (any Executor)? = nil, hashing: (any Executor)? = nil,
+                onEvent: @escaping (Event) -> Void) {
         self.link = link
         self.inbox = inbox
+        self.disk = disk ?? DispatchQueue(label: "svc.files.disk")
+        reading = hashing ?? DispatchQueue(label: "svc.files.reading")
         self.onEvent = onEvent
     }
 
@@ -106,14 +119,14 @@ public final class FileTransfers: @unchecked Sendable {
         }
         transfer.fd = fd
         transfer.size = UInt64(info.st_size)
-        let queue = link.queue
+        let queue = link.scheduler
         let size = transfer.size
         // Hashing reads the whole file: off the event queue, on the queue that closes `fd`.
-        reading.async { [self] in
+        reading.execute { [self] in
             let result = Result { () throws(FileError) in
                 try SHA256.digest(of: fd, length: size, isCancelled: { transfer.cancelled.load(ordering: .relaxed) }).finish()
             }
-            queue.async { [self] in
+            queue.execute { [self] in
                 guard outgoing.first === transfer else { return } // it failed or the link ended meanwhile
                 switch result {
                 case .failure(let error): finishOutgoing(.failure(FileError("cannot read \(transfer.path): \(error)")))
@@ -161,7 +174,7 @@ public final class FileTransfers: @unchecked Sendable {
         let transfer = outgoing.removeFirst()
         transfer.cancelled.store(true, ordering: .relaxed)
         let fd = transfer.fd
-        if fd >= 0 { reading.async { close(fd) } } // after the hash that may still read it
+        if fd >= 0 { reading.execute { close(fd) } } // after the hash that may still read it
         link.connection.whenDrained(nil)
         transfer.completion(result)
         if let next = outgoing.first { offer(next) } else { buffer = [] }

@@ -7,8 +7,8 @@ import TransportPOSIX
 /// answered with `ERROR` frames, and the peer's liveness (handshake deadline, heartbeats)
 /// watched.
 ///
-/// - Important: every method runs on the connection's queue, and so do the handlers. The
-///   link keeps itself alive until it ends.
+/// - Important: every method runs on the scheduler's executor (for a `Connection`, its
+///   queue), and so do the handlers. The link keeps itself alive until it ends.
 public final class PeerLink: @unchecked Sendable {
     /// Why a link ended.
     public enum EndReason: Sendable, Hashable, CustomStringConvertible {
@@ -44,13 +44,17 @@ public final class PeerLink: @unchecked Sendable {
     /// needs a few hundred bytes, so a connection that never says HELLO costs at most this.
     public static let handshakeFrameLimit = 4096
 
-    public let connection: Connection
-    public var queue: DispatchQueue { connection.queue }
+    /// The byte stream under the link (a TCP `Connection`, or an in-memory one in tests).
+    public let connection: any ByteStream
+    /// Where the link's timers run and what time it is for them.
+    public let scheduler: any Scheduler
     private var decoder: FrameDecoder
     private var sendBuffer: [UInt8] = []
-    private let timerLeeway: DispatchTimeInterval
+    private let timerLeeway: Duration
     private var liveness: Liveness
-    private var timer: (any DispatchSourceTimer)?
+    private var timer: (any ScheduledWork)?
+    /// The grace after which a finishing link is cut off; set once.
+    private var closing: (any ScheduledWork)?
     private var goodbyeReason: String?
     private var violation: ProtocolError?
     private var peerError: (UInt16, String)?
@@ -62,13 +66,28 @@ public final class PeerLink: @unchecked Sendable {
     ///     `handshakeCompleted`), or nil for no limit.
     ///   - heartbeatInterval: silence after which to `PING`; after `allowedMisses` unanswered
     ///     pings the link ends with `heartbeat-timeout`.
-    public init(_ connection: Connection, handshakeTimeout: Duration?, heartbeatInterval: Duration, allowedMisses: Int = 3) {
+    public convenience init(_ connection: Connection, handshakeTimeout: Duration?, heartbeatInterval: Duration, allowedMisses: Int = 3) {
+        self.init(connection, scheduler: DispatchScheduler(queue: connection.queue), handshakeTimeout: handshakeTimeout,
+                  heartbeatInterval: heartbeatInterval, allowedMisses: allowedMisses)
+    }
+
+    /// A link over any byte stream, with its timers on `scheduler`.
+    /// - Parameters:
+    ///   - connection: the stream; its handlers must run on `scheduler`'s executor.
+    ///   - scheduler: runs the heartbeat, the handshake deadline and the closing grace.
+    ///   - handshakeTimeout: how long the peer has to complete the handshake, or nil.
+    ///   - heartbeatInterval: silence after which to `PING`.
+    ///   - allowedMisses: unanswered pings after which the link ends.
+    public init(_ connection: any ByteStream, scheduler: any Scheduler, handshakeTimeout: Duration?, heartbeatInterval: Duration,
+                allowedMisses: Int = 3) {
         self.connection = connection
         decoder = FrameDecoder(maximumPayload: handshakeTimeout == nil ? Frame.maximumPayload : PeerLink.handshakeFrameLimit)
-        liveness = Liveness(now: .now, handshakeTimeout: handshakeTimeout, heartbeatInterval: heartbeatInterval, allowedMisses: allowedMisses)
+        self.scheduler = scheduler
+        liveness = Liveness(now: scheduler.now, handshakeTimeout: handshakeTimeout, heartbeatInterval: heartbeatInterval,
+                            allowedMisses: allowedMisses)
         // Heartbeats need no precision: a tenth of the interval lets libdispatch fire the
         // timers of many links together, one thread wake-up for many (1,000 idle members).
-        timerLeeway = .nanoseconds(Int(min(max(heartbeatInterval / 10, .milliseconds(1)), .seconds(1)).nanoseconds))
+        timerLeeway = min(max(heartbeatInterval / 10, .milliseconds(1)), .seconds(1))
     }
 
     /// Starts reading. `onMessage` gets every message except `PING`/`PONG`; `onEnd` is
@@ -125,18 +144,17 @@ public final class PeerLink: @unchecked Sendable {
     /// hostile) is cut off after `grace`.
     private func finishWithin(_ grace: Duration) {
         connection.finish()
-        queue.asyncAfter(deadline: .now() + .nanoseconds(Int(grace.nanoseconds))) { [connection] in
-            connection.close()
-        }
+        // Once: a peer that keeps breaking the protocol must not make us keep timers.
+        guard closing == nil, !connection.isClosed else { return }
+        closing = scheduler.schedule(after: grace) { [connection] in connection.close() }
     }
 
     private func received(_ bytes: [UInt8]) {
-        // After a violation that ends the link nothing the peer sends is looked at (it gets
-        // the grace of `finishWithin` to read our ERROR, not to be served).
+        // After a violation that ends the link nothing the peer sends is read (nor buffered).
         guard violation == nil else { return }
         decoder.feed(bytes)
-        liveness.heard(at: .now)
-        while !connection.isClosed, violation == nil { // after finish() we no longer send, but still receive
+        liveness.heard(at: scheduler.now)
+        while !connection.isClosed && violation == nil { // after finish() we no longer send, but still receive
             let frame: Frame
             do throws(ProtocolError) {
                 guard let next = try decoder.next() else { return }
@@ -162,29 +180,29 @@ public final class PeerLink: @unchecked Sendable {
         }
     }
 
-    /// One timer for the link's life, moved to the next deadline after each tick.
+    /// One timer at a time for the link's life, set for the next deadline after each tick.
     private func scheduleTimer() {
-        if timer == nil {
-            let timer = DispatchSource.makeTimerSource(queue: queue)
-            timer.setEventHandler { [self] in  // the link lives while its timer does; ended() cancels it
-                switch liveness.tick(at: .now) {
-                case .ping(let token): send(.ping(token: token))
-                case .handshakeTimedOut: reject(ProtocolError(.handshakeTimeout, "no HELLO arrived within the handshake timeout"))
-                case .peerSilent: reject(ProtocolError(.heartbeatTimeout, "no sign of life after \(liveness.allowedMisses) pings"))
-                case nil: break
-                }
-                if connection.isOpen { scheduleTimer() }
+        timer = scheduler.schedule(at: liveness.nextDeadline, leeway: timerLeeway) { [self] in
+            // the link lives while its timer does; ended() cancels it
+            timer = nil
+            switch liveness.tick(at: scheduler.now) {
+            case .ping(let token): send(.ping(token: token))
+            case .handshakeTimedOut: reject(ProtocolError(.handshakeTimeout, "no HELLO arrived within the handshake timeout"))
+            case .peerSilent: reject(ProtocolError(.heartbeatTimeout, "no sign of life after \(liveness.allowedMisses) pings"))
+            case nil: break
             }
-            self.timer = timer
-            timer.resume()
+            // Also while finishing: a peer that closed its side but reads nothing must not keep
+            // the link (and what waits in its outbox) forever; silence ends it as above. After
+            // a fatal error the closing grace takes over.
+            if !connection.isClosed && violation == nil { scheduleTimer() }
         }
-        let delay = max(.zero, liveness.nextDeadline - .now)
-        timer?.schedule(deadline: .now() + .nanoseconds(Int(delay.nanoseconds)), leeway: timerLeeway)
     }
 
     private func ended(_ reason: Connection.CloseReason) {
         timer?.cancel()
         timer = nil
+        closing?.cancel()
+        closing = nil
         let end: EndReason
         if let violation { end = .violation(violation) }
         else if let (code, text) = peerError { end = .peerError(code: code, message: text) }

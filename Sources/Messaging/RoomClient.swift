@@ -72,8 +72,31 @@ public final class RoomClient: @unchecked Sendable {
         case interrupted
     }
 
+    /// A stream to the server, open and not yet started, and where it leads.
+    public struct Connected: Sendable {
+        public let stream: any ByteStream
+        /// The address the stream is connected to.
+        public let endpoint: SocketEndpoint
+        /// Every address that was tried or could have been.
+        public let candidates: [SocketEndpoint]
+
+        public init(stream: any ByteStream, endpoint: SocketEndpoint, candidates: [SocketEndpoint]) {
+            self.stream = stream
+            self.endpoint = endpoint
+            self.candidates = candidates
+        }
+    }
+
+    /// Finds the server named in the options and opens a stream to it whose handlers run on
+    /// the given queue, within the given time. The default resolves through DNS-SD and
+    /// connects over TCP; tests hand out in-memory streams.
+    public typealias Connector = @Sendable (_ options: Options, _ queue: DispatchQueue, _ timeout: Duration) async throws -> Connected
+
     private let options: Options
-    private let queue = DispatchQueue(label: "svc.room.client")
+    private let queue: DispatchQueue
+    private let scheduler: any Scheduler
+    private let connector: Connector
+    private let fileWork: (any Executor)?
     private let onEvent: @Sendable (Event) -> Void
     private let window: FlowWindow
     // All below: on `queue`.
@@ -111,35 +134,54 @@ public final class RoomClient: @unchecked Sendable {
     /// none came since it was set.
     private var confirmationProgress = 0
 
-    public init(options: Options, onEvent: @escaping @Sendable (Event) -> Void) {
+    /// - Parameters:
+    ///   - queue: where the client's state lives and events are delivered.
+    ///   - scheduler: the timers (join timeout, heartbeats, reconnect delays); nil for Dispatch
+    ///     timers on `queue`. A manual clock must be driven on `queue`.
+    ///   - connector: how to reach the server; nil for DNS-SD and TCP.
+    ///   - fileWork: where received files are written and hashed; nil for a queue of their own.
+    public init(options: Options, queue: DispatchQueue = DispatchQueue(label: "svc.room.client"), scheduler: (any Scheduler)? = nil,
+                connector: Connector? = nil, fileWork: (any Executor)? = nil, onEvent: @escaping @Sendable (Event) -> Void) {
         self.options = options
+        self.queue = queue
+        self.scheduler = scheduler ?? DispatchScheduler(queue: queue)
+        self.connector = connector ?? RoomClient.connectOverTCP
+        self.fileWork = fileWork
         self.onEvent = onEvent
         window = FlowWindow(limit: options.maximumBytesInFlight)
+    }
+
+    /// Resolves the instance through DNS-SD and connects to the first address that answers.
+    private static func connectOverTCP(_ options: Options, _ queue: DispatchQueue, _ timeout: Duration) async throws -> Connected {
+        let deadline = ContinuousClock.now + timeout
+        func remaining() -> Duration { max(.milliseconds(1), deadline - .now) }
+        let resolved = try await options.instance.resolve(timeout: timeout)
+        let endpoints = try await usable(resolved.lookUpAddresses(timeout: remaining()), port: resolved.port)
+        let (socket, winner) = try await TCPConnector.connect(to: endpoints, timeout: remaining())
+        return Connected(stream: Connection(socket: socket, peer: winner, queue: queue), endpoint: winner, candidates: endpoints)
     }
 
     /// Finds the server, connects and joins the room.
     /// - Throws: `DNSSDError` when the name is not found or the daemon is away,
     ///   `TransportError` when no address answers, `ProtocolError` when the server refuses.
     public func connect() async throws {
-        let instance = options.instance
-        let deadline = ContinuousClock.now + options.timeout
-        func remaining() -> Duration { max(.milliseconds(1), deadline - .now) }
-        let resolved = try await instance.resolve(timeout: options.timeout)
-        let endpoints = try await Self.usable(resolved.lookUpAddresses(timeout: remaining()), port: resolved.port)
-        let (socket, winner) = try await TCPConnector.connect(to: endpoints, timeout: remaining())
-        onEvent(.connected(to: winner, among: endpoints))
-        let joinTimeout = remaining()
+        let started = scheduler.now
+        let connected = try await connector(options, queue, options.timeout)
+        onEvent(.connected(to: connected.endpoint, among: connected.candidates))
+        let joinTimeout = max(.milliseconds(1), started + options.timeout - scheduler.now)
         try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
             queue.async { [self] in
                 guard !isOver else {
-                    socket.close()
+                    // Started only to be closed: that releases the socket and its sources.
+                    connected.stream.start(onBytes: { _ in }, onClose: { _ in })
+                    connected.stream.close()
                     return continuation.resume(throwing: ProtocolError(.handshakeTimeout, "the session already ended"))
                 }
                 joinWaiter = continuation
                 joinAttempt += 1
                 let attempt = joinAttempt
-                start(socket, winner)
-                queue.asyncAfter(deadline: .now() + .nanoseconds(Int(joinTimeout.nanoseconds))) { [self] in
+                start(connected.stream)
+                scheduler.schedule(after: joinTimeout) { [self] in
                     if attempt == joinAttempt { failJoin(ProtocolError(.handshakeTimeout, "the server did not welcome us in time")) }
                 }
             }
@@ -220,7 +262,7 @@ public final class RoomClient: @unchecked Sendable {
     private func awaitConfirmation() {
         let timeout = options.confirmationTimeout ?? options.heartbeatInterval * 4
         let progress = confirmationProgress
-        queue.asyncAfter(deadline: .now() + .nanoseconds(Int(timeout.nanoseconds))) { [self] in
+        scheduler.schedule(after: timeout) { [self] in
             guard !isOver, progress == confirmationProgress else { return }
             // Nothing unconfirmed yet (lines still queued), or reconnecting (the backoff has
             // limits of its own): look again later.
@@ -241,12 +283,11 @@ public final class RoomClient: @unchecked Sendable {
         }
     }
 
-    private func start(_ socket: Socket, _ endpoint: SocketEndpoint) {
-        let link = PeerLink(Connection(socket: socket, peer: endpoint, queue: queue), handshakeTimeout: nil,
-                            heartbeatInterval: options.heartbeatInterval)
+    private func start(_ stream: any ByteStream) {
+        let link = PeerLink(stream, scheduler: scheduler, handshakeTimeout: nil, heartbeatInterval: options.heartbeatInterval)
         self.link = link
         serverHelloSeen = false
-        files = FileTransfers(link: link, inbox: options.inbox) { [self] event in
+        files = FileTransfers(link: link, inbox: options.inbox, disk: fileWork, hashing: fileWork) { [self] event in
             guard case .receiveFailed = event else { return onEvent(.file(event)) }
             limited(\.fileRefusals, "refused or failed files from the server") { $0(.file(event)) }
         }
@@ -424,7 +465,7 @@ public final class RoomClient: @unchecked Sendable {
         for attempt in 1...allowed {
             let delay = backoff.nextDelay()
             onEvent(.reconnecting(after: delay, attempt: attempt))
-            try? await Task.sleep(for: delay)
+            await scheduler.sleep(for: delay)
             if queue.sync(execute: { isOver }) { return }
             do {
                 try await connect()
@@ -456,9 +497,9 @@ public final class RoomClient: @unchecked Sendable {
     private func limited(_ limiter: ReferenceWritableKeyPath<RoomClient, ReportLimiter> & Sendable, _ what: String,
                          _ report: (@Sendable (Event) -> Void) -> Void) {
         let hadSummaryDue = self[keyPath: limiter].summaryDue != nil
-        if self[keyPath: limiter].admit(at: .now) { return report(onEvent) }
+        if self[keyPath: limiter].admit(at: scheduler.now) { return report(onEvent) }
         guard !hadSummaryDue, let due = self[keyPath: limiter].summaryDue else { return }
-        queue.asyncAfter(deadline: .now() + .nanoseconds(Int(max(.zero, due - .now).nanoseconds))) { [self] in
+        scheduler.schedule(at: due, leeway: .milliseconds(100)) { [self] in
             let count = self[keyPath: limiter].takeSuppressed()
             if count > 0 { onEvent(.suppressed(count: count, what: what)) }
         }

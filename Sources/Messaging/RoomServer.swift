@@ -50,6 +50,8 @@ public final class RoomServer: @unchecked Sendable {
     private var options: Options
     public let queue: DispatchQueue
     private let onEvent: (Event) -> Void
+    private let scheduler: any Scheduler
+    private let fileWork: (any Executor)?
     private var roster = Roster()
     private var sessions = TextSessions()
     private var members: [Int: Member] = [:]
@@ -83,9 +85,18 @@ public final class RoomServer: @unchecked Sendable {
         }
     }
 
-    public init(options: Options, queue: DispatchQueue, onEvent: @escaping (Event) -> Void) {
+    /// - Parameters:
+    ///   - queue: where everything runs (see `closeAll`).
+    ///   - scheduler: the members' timers; nil for Dispatch timers on `queue`. Tests and
+    ///     fuzzers pass a manual clock and then hand over in-memory streams (`accept(_:)`).
+    ///   - fileWork: where received files are written and hashed; nil for a queue of each
+    ///     member's own.
+    public init(options: Options, queue: DispatchQueue, scheduler: (any Scheduler)? = nil, fileWork: (any Executor)? = nil,
+                onEvent: @escaping (Event) -> Void) {
         self.options = options
         self.queue = queue
+        self.scheduler = scheduler ?? DispatchScheduler(queue: queue)
+        self.fileWork = fileWork
         self.onEvent = onEvent
     }
 
@@ -95,13 +106,19 @@ public final class RoomServer: @unchecked Sendable {
     /// The members' names, the server first.
     public var names: [String] { [options.name] + roster.names }
 
-    /// Takes a new connection: greets it at once and waits for its `HELLO`. A host with too
-    /// many connections that have not said HELLO (or too many overall) is told so and closed.
+    /// Takes a new TCP connection (see `accept(_:)` for a stream).
     public func accept(_ socket: Socket, peer: SocketEndpoint?) {
-        let link = PeerLink(Connection(socket: socket, peer: peer, queue: queue),
-                            handshakeTimeout: options.handshakeTimeout, heartbeatInterval: options.heartbeatInterval)
-        let host = peer?.address.hostKey ?? "unknown"
-        let member = Member(id: nextID, link: link, peer: peer?.description ?? "an unknown address", host: host)
+        accept(Connection(socket: socket, peer: peer, queue: queue))
+    }
+
+    /// Takes a new stream (its handlers run on the server's scheduler): greets it at once
+    /// and waits for its `HELLO`. A host with too many connections that have not said HELLO
+    /// (or too many overall) is told so and closed.
+    public func accept(_ stream: any ByteStream) {
+        let link = PeerLink(stream, scheduler: scheduler, handshakeTimeout: options.handshakeTimeout,
+                            heartbeatInterval: options.heartbeatInterval)
+        let host = stream.peer?.address.hostKey ?? "unknown"
+        let member = Member(id: nextID, link: link, peer: stream.peer?.description ?? "an unknown address", host: host)
         nextID += 1
         members[member.id] = member
         link.start(onMessage: { [self] message in received(message, from: member) },
@@ -188,7 +205,7 @@ public final class RoomServer: @unchecked Sendable {
         let name = roster.join(id: member.id, requested: hello.name, reserved: [options.name])
         member.name = name
         member.link.handshakeCompleted()
-        member.files = FileTransfers(link: member.link, inbox: options.inbox) { [self] event in
+        member.files = FileTransfers(link: member.link, inbox: options.inbox, disk: fileWork, hashing: fileWork) { [self] event in
             guard case .receiveFailed = event else { return onEvent(.file(from: name, event)) }
             limited(\.fileRefusals, "refused or failed file offers") { $0(.file(from: name, event)) }
         }
@@ -214,9 +231,9 @@ public final class RoomServer: @unchecked Sendable {
     /// note with the count goes out when the limiter's period ends.
     private func limited(_ limiter: ReferenceWritableKeyPath<RoomServer, ReportLimiter> & Sendable, _ what: String, _ report: ((Event) -> Void) -> Void) {
         let hadSummaryDue = self[keyPath: limiter].summaryDue != nil
-        if self[keyPath: limiter].admit(at: .now) { return report(onEvent) }
+        if self[keyPath: limiter].admit(at: scheduler.now) { return report(onEvent) }
         guard !hadSummaryDue, let due = self[keyPath: limiter].summaryDue else { return }
-        queue.asyncAfter(deadline: .now() + .nanoseconds(Int(max(.zero, due - .now).nanoseconds))) { [self] in
+        scheduler.schedule(at: due, leeway: .milliseconds(100)) { [self] in
             let count = self[keyPath: limiter].takeSuppressed()
             if count > 0 { onEvent(.note("\(count) more \(what) in the last \(self[keyPath: limiter].period.secondsText) were not shown one by one")) }
         }
@@ -242,7 +259,8 @@ public final class RoomServer: @unchecked Sendable {
     /// for the room (the operator's input) should wait until it is not. A member that stays so
     /// for `slowMemberTimeout` is dropped with `too-slow` (a member that talks but never reads
     /// counts as alive for the heartbeat), so the wait always ends.
-    public func isCongested(at now: ContinuousClock.Instant = .now) -> Bool {
+    public func isCongested() -> Bool {
+        let now = scheduler.now
         var congested = false
         for member in members.values where member.name != nil && member.link.isOpen {
             guard member.link.connection.bufferedByteCount > 1 << 20 else {

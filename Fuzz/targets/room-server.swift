@@ -1,0 +1,168 @@
+// Fuzz target `room-server`: a RoomServer with up to four hostile members and two
+// well-behaved ones, all on in-memory streams with a manual clock, fed a *sequence* of
+// operations. Each operation is one byte `kind | slot << 3` and its arguments:
+//   0 connect hostile member `slot % 4` (argument: its read size, 1 << (b % 19) bytes)
+//   1 hostile member sends a frame: type (b < 0xE0: one of the 16 types; else b itself),
+//     flags byte, 3-byte length (up to 1 MiB + 16: oversize too), then the payload (zeros
+//     when the input ends first, so a short input can make a maximum-size frame)
+//   2 hostile member sends n raw bytes (garbage, partial frames)
+//   3 the clock moves on by b × 0.5 s (heartbeats after 15 s, handshake deadline 10 s)
+//   4 hostile member closes (b even) or finishes (b odd)
+//   5 hostile member stops or resumes reading (its outbox at the server fills up)
+//   6 well-behaved member `slot % 2` joins, or says its next numbered line
+//   7 hostile member sends HELLO with a name of b % 48 bytes from the input
+// Checked after every operation: nothing traps; every frame the server sends fits 1 MiB
+// of payload and decodes; each well-behaved member receives the other's lines at most
+// once, and at the end every line sent while both were in the room exactly once; members
+// that never answer PING are gone within two minutes (however they misbehave); the heap
+// stays under 16 MiB plus 10 MiB per open connection (a 4 MiB outbox each way, a frame
+// being reassembled and a read).
+import MessagingCore
+import Messaging
+import MessagingTesting
+import TransportCore
+
+let frameTypes: [UInt16] = [0x01, 0x02, 0x03, 0x04, 0x05, 0x06, 0x10, 0x11, 0x12, 0x13, 0x14, 0x20, 0x21, 0x22, 0x23, 0x24]
+
+/// A member that follows the protocol: joins, numbers its lines (SESSION) and counts what
+/// it hears from the other well-behaved member.
+final class GoodMember {
+    let index: Int
+    let link: PeerLink
+    let session = UInt64.random(in: 1...UInt64.max) // a hostile peer cannot guess it
+    var name: String?
+    var ended = false
+    var linesSent = 0
+    /// How often each numbered line was heard, by sender name (hostile senders included:
+    /// only the well-behaved ones are judged, at the end).
+    var heard: [String: [Int: Int]] = [:]
+
+    init(index: Int, scheduler: ManualScheduler, server: RoomServer) {
+        self.index = index
+        let (mine, theirs) = InMemoryStream.pair(scheduler: scheduler)
+        link = PeerLink(mine, scheduler: scheduler, handshakeTimeout: nil, heartbeatInterval: .seconds(15))
+        link.start(onMessage: { [unowned self] message in received(message) }, onEnd: { [unowned self] _ in ended = true })
+        server.accept(theirs)
+        link.send(.hello(.init(name: "good\(index)")))
+    }
+
+    var isIn: Bool { name != nil && !ended }
+
+    func say() {
+        linesSent += 1
+        link.send(.text(from: "", to: "", text: "good\(index) line \(linesSent)"))
+    }
+
+    private func received(_ message: Message) {
+        switch message {
+        case .welcome(let welcomed):
+            name = welcomed
+            link.send(.session(id: session, next: 1))
+        case .text(let from, _, let text):
+            guard let number = text.split(separator: " ").last.flatMap({ Int($0) }) else { return }
+            heard[from, default: [:]][number, default: 0] += 1
+        default: break
+        }
+    }
+}
+
+func fuzzRoomServer(_ bytes: UnsafeRawBufferPointer) {
+    let baseline = FuzzDriver.allocatedBytes()
+    let scheduler = ManualScheduler()
+    var options = RoomServer.Options(name: "server")
+    options.echo = false
+    let server = RoomServer(options: options, queue: .main, scheduler: scheduler, fileWork: scheduler) { _ in }
+    var hostile: [RawPeer?] = [nil, nil, nil, nil]
+    var good: [GoodMember?] = [nil, nil]
+    /// Lines each good member must hear: (listener, speaker name, number).
+    var expected: [(listener: Int, speaker: String, number: Int)] = []
+    var input = FuzzInput(bytes)
+
+    while !input.isAtEnd {
+        let op = input.byte()
+        let slot = Int(op >> 3)
+        let peer = hostile[slot % 4]
+        switch op & 7 {
+        case 0:
+            if peer == nil || peer?.closeReason != nil {
+                let (mine, theirs) = InMemoryStream.pair(scheduler: scheduler, deliveryChunk: 1 << (Int(input.byte()) % 19))
+                hostile[slot % 4] = RawPeer(mine, keepsMessages: false)
+                server.accept(theirs)
+            }
+        case 1:
+            let typeByte = input.byte()
+            let type = typeByte < 0xE0 ? frameTypes[Int(typeByte) % frameTypes.count] : UInt16(typeByte)
+            let flags = UInt16(input.byte())
+            let length = Int(input.integer(bytes: 3)) % (Frame.maximumPayload + 17)
+            var frame: [UInt8] = []
+            frame.append(contentsOf: [UInt8(length >> 24), UInt8(length >> 16 & 0xFF), UInt8(length >> 8 & 0xFF), UInt8(length & 0xFF)])
+            frame.append(contentsOf: [UInt8(type >> 8), UInt8(type & 0xFF), 0, UInt8(flags)])
+            frame.append(contentsOf: input.take(length))
+            peer?.send(raw: frame)
+        case 2:
+            peer?.send(raw: input.take(Int(input.byte())))
+        case 3:
+            scheduler.advance(by: .milliseconds(500 * Int(input.byte())))
+        case 4:
+            if input.byte() % 2 == 0 { peer?.stream.close() } else { peer?.stream.finish() }
+        case 5:
+            if let peer {
+                if peer.isPaused { peer.stream.resumeReading() } else { peer.stream.pauseReading() }
+                peer.isPaused.toggle()
+            }
+        case 6:
+            if let member = good[slot % 2] {
+                guard member.isIn else { break }
+                member.say()
+                for other in good.compactMap({ $0 }) where other !== member && other.isIn {
+                    expected.append((other.index, member.name ?? "", member.linesSent))
+                }
+            } else {
+                good[slot % 2] = GoodMember(index: slot % 2, scheduler: scheduler, server: server)
+            }
+        default:
+            let name = String(decoding: input.take(Int(input.byte()) % 48), as: UTF8.self)
+            peer?.send(.hello(.init(name: name)))
+        }
+        scheduler.run()
+        for peer in hostile.compactMap({ $0 }) {
+            precondition(peer.faults.isEmpty, "the server sent a broken frame: \(peer.faults)")
+        }
+        let open = hostile.count { $0 != nil && $0?.closeReason == nil } + good.count { $0 != nil && $0?.ended == false }
+        if let baseline, let now = FuzzDriver.allocatedBytes() {
+            let held = now - baseline
+            precondition(held <= (16 << 20) + open * (10 << 20), "the heap grew by \(held) bytes with \(open) connections open")
+        }
+    }
+
+    // No line of a well-behaved member was heard twice; every one sent while both were in the
+    // room arrived.
+    let goodNames = Set(good.compactMap { $0?.name })
+    for member in good.compactMap({ $0 }) {
+        for (speaker, counts) in member.heard where goodNames.contains(speaker) {
+            precondition(counts.values.allSatisfy { $0 == 1 }, "\(member.name ?? "?") heard lines of \(speaker) more than once: \(counts)")
+        }
+    }
+    for (listener, speaker, number) in expected {
+        guard let member = good[listener], !member.ended, let other = good[1 - listener], !other.ended else { continue }
+        precondition(member.heard[speaker]?[number] != nil, "\(member.name ?? "?") never heard line \(number) of \(speaker)")
+    }
+
+    // Hostile members never answer PING: within two minutes every one of them is gone, even
+    // one that closed its side and reads nothing, while the well-behaved ones stay.
+    for _ in 0..<8 { scheduler.advance(by: .seconds(15)) }
+    let staying = Set(good.compactMap { $0?.isIn == true ? $0?.name : nil })
+    precondition(Set(server.names.dropFirst()) == staying, "after two silent minutes the room still lists \(server.names); only \(staying) answer")
+
+    // Tear down: everyone leaves, the grace timers run out, nothing is left behind.
+    for peer in hostile.compactMap({ $0 }) { peer.stream.close() }
+    for member in good.compactMap({ $0 }) { member.link.connection.close() }
+    scheduler.run()
+    scheduler.advance(by: .seconds(60))
+    precondition(server.names == ["server"], "members are still listed after every connection closed: \(server.names)")
+}
+
+@main
+enum RoomServerFuzz {
+    static func main() { FuzzDriver.main(fuzzRoomServer) }
+}

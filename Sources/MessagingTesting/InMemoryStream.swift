@@ -1,0 +1,202 @@
+import TransportCore
+import TransportPOSIX
+
+/// One end of an in-memory byte stream: what one end sends, the other receives when the
+/// scheduler runs, in order, at most `deliveryChunk` bytes per `onBytes` call. It behaves
+/// like `Connection` where links can tell: a bounded outbox (bytes the other end has not
+/// read yet: when it pauses reading, the sender's outbox fills and passes its limit), an
+/// orderly finish that waits for both sides, an abrupt close, and `whenDrained`.
+///
+/// - Important: use from the scheduler's thread only (see `ManualScheduler`).
+public final class InMemoryStream: ByteStream, @unchecked Sendable {
+    public let peer: SocketEndpoint?
+    /// The most bytes that may wait for the other end; beyond it `send` fails and closes.
+    public let outboxLimit: Int
+    /// The most bytes handed to `onBytes` at once (like a read of that size).
+    public var deliveryChunk: Int
+    /// Sees every byte `send` accepts, in order: a test checks what the code under test
+    /// writes (`inject` bypasses it).
+    public var tap: (([UInt8]) -> Void)?
+    private let scheduler: any Scheduler
+    private weak var other: InMemoryStream?
+    private var outbox: [UInt8] = []
+    private var outboxStart = 0
+    private var started = false
+    private var isPaused = false
+    private var isFinishing = false
+    private var sentEOF = false
+    private var peerSentEOF = false
+    private var deliveryScheduled = false
+    private var onBytes: ([UInt8]) -> Void = { _ in }
+    private var onClose: (Connection.CloseReason) -> Void = { _ in }
+    private var onDrained: (() -> Void)?
+    private var selfReference: InMemoryStream?
+
+    public private(set) var isClosed = false
+    /// Why the stream closed, once it has.
+    public private(set) var closeReason: Connection.CloseReason?
+    /// Every byte ever accepted by `send`.
+    public private(set) var bytesSent = 0
+    /// The most bytes that ever waited in the outbox at once.
+    public private(set) var peakBufferedByteCount = 0
+
+    /// Two connected ends.
+    /// - Parameters:
+    ///   - scheduler: runs the deliveries (and must run the code that uses the ends).
+    ///   - outboxLimit: per end; 4 MiB like `Connection`.
+    ///   - deliveryChunk: the most bytes one `onBytes` call gets.
+    ///   - peers: what each end reports as its peer.
+    public static func pair(scheduler: any Scheduler, outboxLimit: Int = 4 << 20, deliveryChunk: Int = 262144,
+                            peers: (SocketEndpoint?, SocketEndpoint?) = (nil, nil)) -> (InMemoryStream, InMemoryStream) {
+        let a = InMemoryStream(peer: peers.0, scheduler: scheduler, outboxLimit: outboxLimit, deliveryChunk: deliveryChunk)
+        let b = InMemoryStream(peer: peers.1, scheduler: scheduler, outboxLimit: outboxLimit, deliveryChunk: deliveryChunk)
+        a.other = b
+        b.other = a
+        // Each end lives until it is closed, as a Connection does.
+        a.selfReference = a
+        b.selfReference = b
+        return (a, b)
+    }
+
+    private init(peer: SocketEndpoint?, scheduler: any Scheduler, outboxLimit: Int, deliveryChunk: Int) {
+        self.peer = peer
+        self.scheduler = scheduler
+        self.outboxLimit = outboxLimit
+        self.deliveryChunk = max(1, deliveryChunk)
+    }
+
+    public var isOpen: Bool { !isClosed && !isFinishing }
+    public var bufferedByteCount: Int { outbox.count - outboxStart }
+
+    public func start(onBytes: @escaping ([UInt8]) -> Void, onClose: @escaping (Connection.CloseReason) -> Void) {
+        self.onBytes = onBytes
+        self.onClose = onClose
+        started = true
+        other?.scheduleDelivery()
+    }
+
+    @discardableResult
+    public func send(_ bytes: UnsafeRawBufferPointer) -> Bool {
+        guard isOpen else { return false }
+        guard bufferedByteCount + bytes.count <= outboxLimit else {
+            close(.failed(TransportError("send", message: "the peer is not reading; more than \(outboxLimit) bytes are waiting")))
+            return false
+        }
+        tap?(Array(bytes))
+        return enqueue(bytes)
+    }
+
+    /// Sends bytes as if a third party had written them into the stream (between whole
+    /// frames of the code under test): not seen by `tap`.
+    @discardableResult
+    public func inject(_ bytes: [UInt8]) -> Bool {
+        guard isOpen else { return false }
+        guard bufferedByteCount + bytes.count <= outboxLimit else {
+            close(.failed(TransportError("send", message: "the peer is not reading; more than \(outboxLimit) bytes are waiting")))
+            return false
+        }
+        return bytes.withUnsafeBytes { enqueue($0) }
+    }
+
+    private func enqueue(_ bytes: UnsafeRawBufferPointer) -> Bool {
+        outbox.append(contentsOf: bytes)
+        bytesSent += bytes.count
+        peakBufferedByteCount = max(peakBufferedByteCount, bufferedByteCount)
+        scheduleDelivery()
+        return true
+    }
+
+    public func finish() {
+        guard isOpen else { return }
+        isFinishing = true
+        scheduleDelivery()
+    }
+
+    public func close() { close(.closedLocally) }
+
+    public func pauseReading() { isPaused = true }
+
+    public func resumeReading() {
+        guard isPaused else { return }
+        isPaused = false
+        other?.scheduleDelivery()
+    }
+
+    public func whenDrained(_ handler: (() -> Void)?) { onDrained = handler }
+
+    /// Whether this end takes bytes now.
+    private var isReading: Bool { started && !isPaused && !isClosed && !peerSentEOF }
+
+    private func scheduleDelivery() {
+        guard !deliveryScheduled, !isClosed else { return }
+        deliveryScheduled = true
+        scheduler.execute { [self] in
+            deliveryScheduled = false
+            deliver()
+        }
+    }
+
+    /// Hands the outbox to the other end while it reads; then, when finishing and empty,
+    /// sends the end of the stream.
+    private func deliver() {
+        guard !isClosed else { return }
+        guard let other, !other.isClosed else {
+            // The other end is gone: what waits cannot be delivered.
+            if bufferedByteCount > 0 { close(.reset) } else if isFinishing { close(.closedByPeer) }
+            return
+        }
+        var delivered = false
+        while bufferedByteCount > 0, other.isReading {
+            let end = outboxStart + min(deliveryChunk, bufferedByteCount)
+            let chunk = Array(outbox[outboxStart..<end])
+            outboxStart = end
+            if outboxStart == outbox.count {
+                outbox.removeAll(keepingCapacity: outbox.capacity <= 16384)
+                outboxStart = 0
+            }
+            delivered = true
+            other.onBytes(chunk)
+            if isClosed { return }
+        }
+        guard bufferedByteCount == 0 else { return }
+        if isFinishing {
+            if !sentEOF {
+                sentEOF = true
+                other.peerFinished()
+            }
+            if peerSentEOF { close(.closedByPeer) }
+        } else if delivered, onDrained != nil {
+            scheduler.execute { [self] in if !isClosed { onDrained?() } }
+        }
+    }
+
+    /// The other end finished sending: deliver what we still owe it, then close.
+    private func peerFinished() {
+        guard !isClosed else { return }
+        peerSentEOF = true
+        isFinishing = true
+        scheduleDelivery()
+    }
+
+    private func close(_ reason: Connection.CloseReason) {
+        guard !isClosed else { return }
+        let dropped = bufferedByteCount > 0
+        isClosed = true
+        closeReason = reason
+        outbox = []
+        outboxStart = 0
+        // The other end sees a reset when data was lost, otherwise the end of the stream; if
+        // that was sent already, what it still has for us can no longer be delivered.
+        if let other, !other.isClosed {
+            scheduler.execute { [other, sentEOF] in
+                if dropped { other.close(.reset) } else if !sentEOF { other.peerFinished() } else { other.scheduleDelivery() }
+            }
+        }
+        let handler = onClose
+        onBytes = { _ in }
+        onClose = { _ in }
+        onDrained = nil
+        handler(reason)
+        selfReference = nil
+    }
+}

@@ -1,0 +1,47 @@
+/// Work that was scheduled and may still be called off.
+public protocol ScheduledWork: AnyObject {
+    /// Calls the work off; does nothing when it already ran.
+    func cancel()
+}
+
+/// Runs work later, one item at a time, in the order it was handed over: a serial queue.
+public protocol Executor: Sendable {
+    /// Runs `work` after the work item that is running now (never inside this call).
+    ///
+    /// - Important: `work` runs on the executor, so it may touch what the executor guards.
+    func execute(_ work: @escaping () -> Void)
+}
+
+/// An executor that also keeps time and runs work at a deadline: the clock that heartbeats,
+/// handshake deadlines, grace periods and reconnect delays read. Production code uses a
+/// Dispatch queue and the continuous clock (`DispatchScheduler`); tests and fuzzers use a
+/// manual clock they advance (`ManualScheduler` in MessagingTesting), so nothing sleeps.
+public protocol Scheduler: Executor {
+    /// The current time on this scheduler's clock.
+    var now: ContinuousClock.Instant { get }
+
+    /// Runs `work` on the executor once `deadline` has passed.
+    /// - Parameters:
+    ///   - deadline: the earliest time to run.
+    ///   - leeway: how late the work may run, so that timers can fire together.
+    /// - Returns: a handle that calls the work off.
+    @discardableResult
+    func schedule(at deadline: ContinuousClock.Instant, leeway: Duration, _ work: @escaping () -> Void) -> any ScheduledWork
+}
+
+extension Scheduler {
+    /// Runs `work` once `delay` has passed, with no particular leeway.
+    @discardableResult
+    public func schedule(after delay: Duration, _ work: @escaping () -> Void) -> any ScheduledWork {
+        schedule(at: now + delay, leeway: .zero, work)
+    }
+}
+
+extension Scheduler {
+    /// Suspends the calling task until `delay` has passed on this scheduler's clock.
+    public func sleep(for delay: Duration) async {
+        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+            execute { schedule(after: delay) { continuation.resume() } }
+        }
+    }
+}

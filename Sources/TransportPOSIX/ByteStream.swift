@@ -1,0 +1,49 @@
+import TransportCore
+
+/// What a framed link needs from a byte stream: bytes in through a handler, bytes out through
+/// a bounded outbox, an orderly or an abrupt end, and reading paused for a slow consumer.
+///
+/// `Connection` is the TCP one; MessagingTesting has an in-memory pair, so that rooms and
+/// transfers are tested and fuzzed without sockets.
+///
+/// - Important: every method is called on the executor the stream was made for, and the
+///   handlers run there.
+public protocol ByteStream: AnyObject, Sendable {
+    /// Who is at the other end, when known.
+    var peer: SocketEndpoint? { get }
+    /// Whether the stream can still send (not closed, not finishing).
+    var isOpen: Bool { get }
+    /// Whether the stream is closed for good. (After `finish()` it no longer sends, but it
+    /// still receives until the peer closes.)
+    var isClosed: Bool { get }
+    /// Bytes queued but not yet taken by the other end (or the kernel).
+    var bufferedByteCount: Int { get }
+
+    /// Starts reading. `onBytes` gets each chunk as it arrives; `onClose` is called once.
+    func start(onBytes: @escaping ([UInt8]) -> Void, onClose: @escaping (Connection.CloseReason) -> Void)
+    /// Queues bytes for sending. Returns false (and closes the stream with `.failed`) when
+    /// the outbox would pass its limit, and false when the stream cannot send any more.
+    @discardableResult
+    func send(_ bytes: UnsafeRawBufferPointer) -> Bool
+    /// Sends what is queued, then ends the sending side; the stream closes when the peer
+    /// closes its side.
+    func finish()
+    /// Closes at once; queued bytes are dropped. `onClose` gets `.closedLocally`.
+    func close()
+    /// Stops reading until `resumeReading()`.
+    func pauseReading()
+    /// Reads again after `pauseReading()`.
+    func resumeReading()
+    /// Calls `handler` (later, on the stream's executor) each time the outbox empties.
+    func whenDrained(_ handler: (() -> Void)?)
+}
+
+extension ByteStream {
+    /// Queues bytes for sending; see `send(_:)` for raw bytes.
+    @discardableResult
+    public func send(_ bytes: [UInt8]) -> Bool {
+        bytes.withUnsafeBytes { send($0) }
+    }
+}
+
+extension Connection: ByteStream {}

@@ -1,0 +1,122 @@
+import Dispatch
+import DiscoveryCore
+import Messaging
+import MessagingCore
+import MessagingTesting
+import Synchronization
+import TransportCore
+import TransportPOSIX
+import XCTest
+
+/// RoomClient against a hand-driven server on in-memory streams, with a manual clock driven
+/// on the client's queue: join, goodbye and a reconnect, without DNS-SD or sockets.
+final class RoomClientTests: XCTestCase {
+    let queue = DispatchQueue(label: "test.room.client")
+    let scheduler = ManualScheduler()
+    /// Server ends of the streams the client opened, oldest first.
+    let opened = Locked<[InMemoryStream]>([])
+    let events = Locked<[RoomClient.Event]>([])
+
+    func makeClient(reconnect: Bool = true) -> RoomClient {
+        var options = RoomClient.Options(instance: ServiceInstance(name: "room", type: .p2pipp, domain: .local), name: "alice")
+        options.reconnect = reconnect
+        options.backoffInitial = .seconds(1)
+        options.backoffMaximum = .seconds(4)
+        let endpoint = SocketEndpoint(address: IPAddress(bytes: [10, 0, 0, 1])!, port: 4242)
+        return RoomClient(options: options, queue: queue, scheduler: scheduler, connector: { [scheduler, opened] _, _, _ in
+            let (client, server) = InMemoryStream.pair(scheduler: scheduler, peers: (endpoint, nil))
+            opened.withLock { $0.append(server) }
+            return RoomClient.Connected(stream: client, endpoint: endpoint, candidates: [endpoint])
+        }, onEvent: { [events] event in events.withLock { $0.append(event) } })
+    }
+
+    /// Runs the client's pending work until `condition` holds (on the client's queue).
+    func pump(_ what: String, until condition: () -> Bool) async throws {
+        for _ in 0..<2000 {
+            if queue.sync(execute: { scheduler.run(); return condition() }) { return }
+            try await Task.sleep(for: .milliseconds(1))
+        }
+        XCTFail("timed out waiting for \(what)")
+    }
+
+    /// Connects (unless the client reconnects by itself) and answers as a server that
+    /// acknowledges text; returns the server's end.
+    func join(_ client: RoomClient, connection: Int = 0) async throws -> RawPeer {
+        let joining = connection == 0 ? Task { try await client.connect() } : nil
+        try await pump("the client to connect") { opened.withLock { $0.count > connection } }
+        let server = queue.sync { RawPeer(opened.withLock { $0[connection] }) }
+        try await pump("HELLO") { server.messages.contains { if case .hello = $0 { true } else { false } } }
+        queue.sync {
+            server.send(.hello(.init(name: "room")))
+            server.send(.welcome(name: "alice"))
+            scheduler.run()
+        }
+        try await joining?.value
+        try await pump("the welcome") { events.withLock { $0.count { if case .joined = $0 { true } else { false } } } > connection }
+        return server
+    }
+
+    /// The text lines a server end received (call on the client's queue, e.g. in `pump`).
+    func texts(_ server: RawPeer) -> [String] {
+        server.messages.compactMap { if case .text(_, _, let text) = $0 { text } else { nil } }
+    }
+
+    func testJoinsThenNumbersItsLines() async throws {
+        let client = makeClient()
+        let server = try await join(client)
+        client.submit(.say("hello"))
+        client.submit(.message(to: "bob", text: "psst"))
+        try await pump("two lines") { texts(server).count == 2 }
+        let sessions = queue.sync { server.messages.compactMap { if case .session(let id, let next) = $0 { (id, next) } else { nil } } }
+        XCTAssertEqual(sessions.count, 1)
+        XCTAssertEqual(sessions.first?.1, 0)
+        XCTAssertEqual(queue.sync { texts(server) }, ["hello", "psst"])
+        XCTAssertTrue(events.withLock { $0.contains { if case .joined(as: "alice") = $0 { true } else { false } } })
+    }
+
+    func testFinishSaysGoodbyeOnceEverythingIsAcknowledged() async throws {
+        let client = makeClient()
+        let server = try await join(client)
+        client.submit(.say("last words"))
+        client.finish()
+        try await pump("the line") { texts(server).count == 1 }
+        XCTAssertFalse(queue.sync { server.messages.contains { if case .goodbye = $0 { true } else { false } } },
+                       "no goodbye before the server confirmed the line")
+        queue.sync { server.send(.acknowledged(through: 1)) }
+        try await pump("GOODBYE") { server.messages.contains(.goodbye(reason: "done")) }
+        queue.sync { server.stream.close() }
+        let outcome = await client.run()
+        XCTAssertEqual(outcome, .finished)
+    }
+
+    func testAfterADropUnacknowledgedLinesAreSentAgainOnceUnderTheirNumbers() async throws {
+        let client = makeClient()
+        let first = try await join(client)
+        client.submit(.say("one"))
+        client.submit(.say("two"))
+        try await pump("two lines") { texts(first).count == 2 }
+        queue.sync { first.send(.acknowledged(through: 1)) } // "one" arrived, "two" is in doubt
+        try await pump("the acknowledgement") { scheduler.pendingJobCount == 0 }
+        queue.sync { first.stream.close() }
+
+        // The client waits 1 s on the manual clock, then connects again.
+        try await pump("the reconnect delay") {
+            scheduler.advance(by: .milliseconds(250))
+            return opened.withLock { $0.count == 2 }
+        }
+        let second = try await join(client, connection: 1)
+        try await pump("the resent line") { texts(second).count == 1 }
+        let firstSession = queue.sync { first.messages.compactMap { if case .session(let id, _) = $0 { id } else { nil } } }
+        let secondSession = queue.sync { second.messages.compactMap { if case .session(let id, let next) = $0 { [id, next] } else { nil } } }
+        XCTAssertEqual(secondSession, [[firstSession.first ?? 0, 1]], "the same session, from line 1 on")
+        XCTAssertEqual(queue.sync { texts(second) }, ["two"], "only the line in doubt, once")
+        XCTAssertTrue(events.withLock { $0.contains { if case .reconnecting(_, attempt: 1) = $0 { true } else { false } } })
+    }
+}
+
+/// A value shared with the client's callbacks, behind a lock.
+final class Locked<Value>: Sendable {
+    private let mutex: Mutex<Value>
+    init(_ value: sending Value) { mutex = Mutex(value) }
+    func withLock<Result>(_ body: (inout sending Value) -> sending Result) -> sending Result { mutex.withLock(body) }
+}
