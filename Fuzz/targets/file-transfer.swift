@@ -93,7 +93,9 @@ func fuzzFileTransfer(_ bytes: UnsafeRawBufferPointer) {
             partial[partial.count / 2] ^= 0xFF
             corrupted = true
         }
-        directory.write(partial, to: "b/.partial/" + hexString(hash.finish()))
+        // Where the receiver keeps this sender's data of the file (an in-memory peer has no address).
+        let key = PartialKey(digest: hash.finish(), size: UInt64(size), sender: "an unknown address")
+        directory.write(partial, to: "b/.partial/" + key.name)
     }
     sender.send(source)
 

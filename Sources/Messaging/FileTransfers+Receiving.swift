@@ -122,7 +122,7 @@ extension FileTransfers {
         transfer.received += UInt64(data.count)
         inbox?.consumed(UInt64(data.count), by: transfer.key)
         diskBacklog += data.count
-        if diskBacklog > FileTransfers.diskBacklogLimit { link.connection.pauseReading() }
+        if diskBacklog > FileTransfers.diskBacklogLimit { link.holdReading(.disk) }
         let queue = link.scheduler
         disk.execute { [self] in
             var failure: String?
@@ -133,7 +133,7 @@ extension FileTransfers {
             let failed = failure
             queue.execute { [self] in
                 diskBacklog -= data.count
-                if diskBacklog <= FileTransfers.diskBacklogLimit { link.connection.resumeReading() }
+                if diskBacklog <= FileTransfers.diskBacklogLimit { link.releaseReading(.disk) }
                 if let failed, incoming[id] === transfer {
                     dropIncoming(id, deletingData: false)
                     refuse(id, .writeFailed, "writing to the inbox failed: \(failed)", name: transfer.offer.name)

@@ -8,15 +8,15 @@
 /// yet, so a peer that takes over the sender's address (the same host, the same NAT, or a
 /// spoofed address) is the sender as far as the inbox can tell; and a sender that moves to
 /// another address (IPv4 to IPv6, a new DHCP lease) starts over instead of resuming.
-struct PartialKey: Hashable, Sendable {
+public struct PartialKey: Hashable, Sendable {
     /// The file name inside `.partial` (ASCII letters, digits and `-` only).
-    let name: String
+    public let name: String
 
     /// - Parameters:
     ///   - digest: the offered SHA-256 (32 bytes from the wire).
     ///   - size: the offered size.
     ///   - sender: the sender's address without its port (so a reconnect resumes).
-    init(digest: [UInt8], size: UInt64, sender: String) {
+    public init(digest: [UInt8], size: UInt64, sender: String) {
         let tag = SHA256()
         tag.update(Array(sender.utf8))
         name = hexString(digest) + "-" + String(size) + "-" + hexString(Array(tag.finish().prefix(8)))

@@ -55,6 +55,23 @@ public final class PeerLink: @unchecked Sendable {
     private var timer: (any ScheduledWork)?
     /// The grace after which a finishing link is cut off; set once.
     private var closing: (any ScheduledWork)?
+    /// A server-side link whose peer has not completed its handshake: it must say HELLO
+    /// first, so anything else (a PING, a frame it cannot decode) ends the link.
+    private var awaitingHandshake: Bool
+    /// Why reading is paused now; reading resumes when none is left.
+    private var readingHeld: Set<ReadHold> = []
+    /// The frames handled in one turn at most: a peer that sends thousands of small frames in
+    /// one read waits for the others' turns in between (the rest stays in the decoder, and
+    /// nothing more is read meanwhile), so one member cannot hold the room's queue.
+    public static let framesPerTurn = 64
+
+    /// Why a link stops reading for a while.
+    public enum ReadHold: Hashable, Sendable {
+        /// Received file data waits for the disk.
+        case disk
+        /// The frames already received wait for their turn.
+        case turn
+    }
     private var goodbyeReason: String?
     private var violation: ProtocolError?
     private var peerError: (UInt16, String)?
@@ -82,6 +99,7 @@ public final class PeerLink: @unchecked Sendable {
                 allowedMisses: Int = 3) {
         self.connection = connection
         decoder = FrameDecoder(maximumPayload: handshakeTimeout == nil ? Frame.maximumPayload : PeerLink.handshakeFrameLimit)
+        awaitingHandshake = handshakeTimeout != nil
         self.scheduler = scheduler
         liveness = Liveness(now: scheduler.now, handshakeTimeout: handshakeTimeout, heartbeatInterval: heartbeatInterval,
                             allowedMisses: allowedMisses)
@@ -121,6 +139,20 @@ public final class PeerLink: @unchecked Sendable {
     public func handshakeCompleted() {
         liveness.handshakeCompleted()
         decoder.maximumPayload = Frame.maximumPayload
+        awaitingHandshake = false
+    }
+
+    /// Stops reading for `reason` until `releaseReading(reason)`; reading goes on once no
+    /// reason is left (each holder releases only its own).
+    public func holdReading(_ reason: ReadHold) {
+        if readingHeld.isEmpty { connection.pauseReading() }
+        readingHeld.insert(reason)
+    }
+
+    /// Ends a `holdReading(reason)`.
+    public func releaseReading(_ reason: ReadHold) {
+        guard readingHeld.remove(reason) != nil, readingHeld.isEmpty else { return }
+        connection.resumeReading()
     }
 
     /// Tells the peer what it did wrong, and closes when the error requires it.
@@ -154,30 +186,46 @@ public final class PeerLink: @unchecked Sendable {
         guard violation == nil else { return }
         decoder.feed(bytes)
         liveness.heard(at: scheduler.now)
+        if !readingHeld.contains(.turn) { handleFrames() }
+    }
+
+    /// Handles up to `framesPerTurn` frames from the decoder; when more wait, reading is held
+    /// and the rest is handled in a later turn, after what else waits on the scheduler.
+    private func handleFrames() {
+        var handled = 0
         while !connection.isClosed && violation == nil { // after finish() we no longer send, but still receive
+            guard handled < PeerLink.framesPerTurn else {
+                holdReading(.turn)
+                scheduler.execute { [self] in handleFrames() }
+                return
+            }
+            handled += 1
             let frame: Frame
             do throws(ProtocolError) {
-                guard let next = try decoder.next() else { return }
+                guard let next = try decoder.next() else { break }
                 frame = next
             } catch {
                 reject(error) // an oversize length: the stream cannot be trusted after it
-                return
+                break
             }
             do throws(ProtocolError) {
                 let message = try Message(decoding: frame)
                 switch message {
-                case .ping(let token): send(.pong(token: token))
-                case .pong: break
+                case .ping(let token) where !awaitingHandshake: send(.pong(token: token))
+                case .pong where !awaitingHandshake: break
                 case .goodbye(let reason): goodbyeReason = reason; onMessage(message)
                 case .error(let code, let text):
                     if ProtocolError.Code(rawValue: code)?.closesConnection ?? false { peerError = (code, text) }
                     onMessage(message)
-                default: onMessage(message)
+                default: onMessage(message) // before the handshake, the server refuses all but HELLO
                 }
+            } catch where awaitingHandshake && !error.code.closesConnection {
+                reject(ProtocolError(.notHandshaken, "the first frame must be a valid HELLO (\(error.message))"))
             } catch {
                 reject(error)
             }
         }
+        releaseReading(.turn)
     }
 
     /// One timer at a time for the link's life, set for the next deadline after each tick.

@@ -29,6 +29,36 @@ final class PeerLinkTests: XCTestCase {
         }
     }
 
+    func testBeforeItsHandshakeAPeerGetsNoPongAndAFrameItCannotDecodeEndsTheLink() {
+        let fixture = Fixture(handshakeTimeout: .seconds(10))
+        _ = fixture.peer.send(.ping(token: 7))
+        fixture.scheduler.run()
+        XCTAssertEqual(fixture.received, [.ping(token: 7)], "the server decides: only HELLO may come first")
+        XCTAssertFalse(fixture.peer.messages.contains(.pong(token: 7)))
+        _ = fixture.peer.send(raw: Frame(type: 0x7777, payload: [1]).encoded)
+        fixture.scheduler.run()
+        XCTAssertEqual(fixture.errorsReceived, [ProtocolError.Code.notHandshaken.rawValue])
+        fixture.scheduler.advance(by: .seconds(2))
+        guard case .violation(let error) = fixture.ends.first else { return XCTFail("ended with \(fixture.ends)") }
+        XCTAssertEqual(error.code, .notHandshaken)
+    }
+
+    func testAPeerSendingThousandsOfFramesAtOnceIsHandledInTurns() {
+        let fixture = Fixture()
+        var burst: [UInt8] = []
+        for _ in 0..<1000 { Message.who.encode(into: &burst) }
+        _ = fixture.peer.send(raw: burst)
+        var steps = 0
+        while fixture.received.isEmpty && steps < 100 {
+            _ = fixture.scheduler.run(atMost: 1)
+            steps += 1
+        }
+        XCTAssertEqual(fixture.received.count, PeerLink.framesPerTurn, "one turn, then the others' work")
+        fixture.scheduler.run()
+        XCTAssertEqual(fixture.received.count, 1000, "every frame is handled, in later turns")
+        XCTAssertTrue(fixture.link.isOpen)
+    }
+
     func testAHandshakeThatDoesNotCompleteInTimeEndsTheLink() {
         let fixture = Fixture(handshakeTimeout: .seconds(10))
         fixture.scheduler.advance(by: .seconds(9))
