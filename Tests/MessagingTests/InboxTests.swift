@@ -161,6 +161,18 @@ final class InboxTests: XCTestCase {
         XCTAssertNotNil(refusal(admit(inbox, key(4, size: .max), size: .max)), "no arithmetic overflows")
     }
 
+    func testEmptyFilesAreRefusedOnceFreeInodesReachTheReserve() throws {
+        let free = try XCTUnwrap(try Inbox(directory: inboxPath).freeInodes(), "this file system counts inodes")
+        var limits = Inbox.Limits()
+        limits.inodeReserve = free + 1_000 // already under it
+        let inbox = try Inbox(directory: inboxPath, limits: limits)
+        let message = try XCTUnwrap(refusal(admit(inbox, key(1, size: 0), size: 0)), "an empty file still takes an inode")
+        XCTAssertTrue(message.contains("free inodes, fewer than the"), message)
+        XCTAssertEqual(partialNames(), [], "the refused offer left no file")
+        limits.inodeReserve = 0
+        XCTAssertNil(refusal(admit(try Inbox(directory: inboxPath, limits: limits), key(2, size: 0), size: 0)))
+    }
+
     func testPartialDataExpiresByAge() throws {
         var limits = Inbox.Limits()
         limits.partialMaximumAge = .seconds(60)
