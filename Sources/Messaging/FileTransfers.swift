@@ -110,7 +110,10 @@ public final class FileTransfers: @unchecked Sendable {
     }
 
     private func offer(_ transfer: Outgoing) {
-        let fd = open(transfer.path, O_RDONLY | O_CLOEXEC)
+        // O_NONBLOCK: opening a FIFO (a `/send` of the wrong path) must not wait for a writer on
+        // the room's queue; it is refused below as not a regular file (for which the flag does
+        // nothing).
+        let fd = open(transfer.path, O_RDONLY | O_CLOEXEC | O_NONBLOCK)
         var info = stat()
         guard fd >= 0, fstat(fd, &info) == 0, (info.st_mode & S_IFMT) == S_IFREG, info.st_size >= 0 else {
             let reason = fd < 0 ? String(cString: strerror(errno)) : "not a regular file"

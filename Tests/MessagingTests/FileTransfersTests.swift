@@ -1,3 +1,4 @@
+import Glibc
 @testable import Messaging
 import MessagingCore
 import MessagingTesting
@@ -72,6 +73,16 @@ final class FileTransfersTests: XCTestCase {
         XCTAssertEqual(size, UInt64(content.count))
         XCTAssertEqual(resumingAt, 0)
         XCTAssertLessThanOrEqual(sender.stream.peakBufferedByteCount, 4 << 20, "the sender reads from disk only as the outbox drains")
+    }
+
+    func testSendingAFIFOIsRefusedAtOnceInsteadOfWaitingForAWriter() throws {
+        let fifo = directory.path + "/not-a-file"
+        XCTAssertEqual(mkfifo(fifo, 0o600), 0)
+        let (sender, _) = connect()
+        sender.send(fifo) // a blocking open would hang right here, on the link's thread
+        scheduler.run()
+        guard case .failure(let error) = try XCTUnwrap(sender.results.first) else { return XCTFail("a FIFO was sent") }
+        XCTAssertEqual(error.message, "cannot send \(fifo): not a regular file")
     }
 
     func testABrokenTransferResumesWhereItStopped() throws {
