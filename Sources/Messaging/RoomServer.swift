@@ -22,6 +22,9 @@ public final class RoomServer: @unchecked Sendable {
         /// take every place from the others (a host joining many members at once, as a
         /// benchmark does, is not held back while the server keeps up).
         public var maximumPendingPerHostUnderLoad = 8
+        /// Once the room is half full, a host (see above) with this many members gets no more:
+        /// one host cannot take every place (a load generator sets it as high as it needs).
+        public var maximumMembersPerHostUnderLoad = 64
         public var handshakeTimeout: Duration = .seconds(10)
         public var heartbeatInterval: Duration = .seconds(15)
         /// How long a member may keep more than 1 MiB waiting while the operator's input
@@ -64,12 +67,19 @@ public final class RoomServer: @unchecked Sendable {
     /// Connections that have not said HELLO yet, per host (see `IPAddress.hostKey`).
     private var pendingByHost: [String: Int] = [:]
     private var pendingCount = 0
+    /// Connections counted as pending, oldest first (some may have left since: skipped).
+    private var pendingOrder: [Member] = []
+    private var pendingOrderStart = 0
+    /// Members per host.
+    private var membersByHost: [String: Int] = [:]
 
     private final class Member {
         let id: Int
         let link: PeerLink
         let peer: String
         let host: String
+        /// Whether it counts among the connections that have not said HELLO.
+        var isPending = true
         var name: String?
         var files: FileTransfers?
         /// Set by SESSION: this member's TEXT frames are numbered from `nextSequence` on.
@@ -127,19 +137,47 @@ public final class RoomServer: @unchecked Sendable {
         let fromHost = pendingByHost[host, default: 0]
         pendingByHost[host] = fromHost + 1
         pendingCount += 1
+        pendingOrder.append(member)
         if fromHost >= options.maximumPendingPerHostUnderLoad && pendingCount > options.maximumPendingConnections / 2 {
+            leftPending(member)
             link.reject(ProtocolError(.serverFull, "too many connections from \(host) have not said HELLO yet (\(fromHost)); try again later"))
         } else if pendingCount > options.maximumPendingConnections {
-            link.reject(ProtocolError(.serverFull, "too many connections have not said HELLO yet (at most \(options.maximumPendingConnections)); try again later"))
+            // The oldest goes, not the newcomer: a real client says HELLO within a round trip,
+            // so whoever holds places by saying nothing loses them to those who arrive.
+            closeOldestPending()
         }
     }
 
-    /// The connection said HELLO, or ended before it did.
+    /// Closes the connection that has waited longest without saying HELLO.
+    private func closeOldestPending() {
+        while pendingOrderStart < pendingOrder.count {
+            let oldest = pendingOrder[pendingOrderStart]
+            pendingOrderStart += 1
+            guard oldest.isPending else { continue }
+            leftPending(oldest)
+            oldest.link.reject(ProtocolError(.serverFull,
+                "too many connections have not said HELLO (at most \(options.maximumPendingConnections)); the one that waited longest is closed"))
+            break
+        }
+        compactPendingOrder()
+    }
+
+    private func compactPendingOrder() {
+        if pendingOrderStart > 1024 && pendingOrderStart * 2 > pendingOrder.count {
+            pendingOrder.removeFirst(pendingOrderStart)
+            pendingOrderStart = 0
+        }
+    }
+
+    /// The connection said HELLO, was closed for waiting too long, or ended before it did.
     private func leftPending(_ member: Member) {
-        guard member.name == nil else { return }
+        guard member.isPending else { return }
+        member.isPending = false
         pendingCount -= 1
         let count = pendingByHost[member.host, default: 1] - 1
         pendingByHost[member.host] = count > 0 ? count : nil
+        while pendingOrderStart < pendingOrder.count, !pendingOrder[pendingOrderStart].isPending { pendingOrderStart += 1 }
+        compactPendingOrder()
     }
 
     private func received(_ message: Message, from member: Member) {
@@ -201,7 +239,13 @@ public final class RoomServer: @unchecked Sendable {
         guard roster.count < options.maximumMembers else {
             return member.link.reject(ProtocolError(.serverFull, "the room is full (\(options.maximumMembers) members); try again later"))
         }
+        let fromHost = membersByHost[member.host, default: 0]
+        guard fromHost < options.maximumMembersPerHostUnderLoad || roster.count < options.maximumMembers / 2 else {
+            return member.link.reject(ProtocolError(.serverFull,
+                "the room is more than half full and \(fromHost) members already came from \(member.host); try again later"))
+        }
         leftPending(member)
+        membersByHost[member.host] = fromHost + 1
         let name = roster.join(id: member.id, requested: hello.name, reserved: [options.name])
         member.name = name
         member.link.handshakeCompleted()
@@ -223,6 +267,8 @@ public final class RoomServer: @unchecked Sendable {
         guard let name = roster.leave(id: member.id) else {
             return limited(\.refusals, "refused connections") { $0(.refused(peer: member.peer, reason: reason.description)) }
         }
+        let count = membersByHost[member.host, default: 1] - 1
+        membersByHost[member.host] = count > 0 ? count : nil
         broadcast(.presence(.left, names: [name]), except: member.id)
         onEvent(.left(id: member.id, name: name, reason: reason.description))
     }

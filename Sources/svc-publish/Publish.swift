@@ -51,7 +51,9 @@ struct SvcPublish {
         roomOptions.heartbeatInterval = options.heartbeat
         roomOptions.handshakeTimeout = options.handshakeTimeout
         roomOptions.slowMemberTimeout = options.slowMemberTimeout
-        let room = RoomServer(options: roomOptions, queue: queue) { event in RoomOutput.print(event, output) }
+        roomOptions.maximumMembersPerHostUnderLoad = options.maximumMembersPerHost
+        let roomOutput = RoomOutput(output: output, queue: queue)
+        let room = RoomServer(options: roomOptions, queue: queue) { event in roomOutput.print(event) }
         listener.start(queue: queue, onError: { error in Console.note("accepting a connection failed: \(error)") }) { socket, peer in
             room.accept(socket, peer: peer)
         }

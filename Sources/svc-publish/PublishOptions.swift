@@ -17,6 +17,7 @@ struct PublishOptions: Sendable {
     var heartbeat: Duration = .seconds(15)
     var handshakeTimeout: Duration = .seconds(10)
     var slowMemberTimeout: Duration = .seconds(30)
+    var maximumMembersPerHost = 64
 
     static let spec = CommandSpec(
         name: "svc-publish",
@@ -35,6 +36,7 @@ struct PublishOptions: Sendable {
             .init("max-clients", value: "n", help: "Members at most; more are refused (default: 1000)."),
             .init("heartbeat", value: "seconds", help: "Ping a member after this much silence; drop it after 3 more (default: 15)."),
             .init("handshake-timeout", value: "seconds", help: "Close connections that have not said HELLO by then (default: 10)."),
+            .init("max-clients-per-host", value: "n", help: "Once the room is half full, refuse members from a host that has this many (default: 64)."),
             .init("slow-timeout", value: "seconds", help: "Drop a member that keeps more than 1 MiB unread this long while standard input waits for it (default: 30)."),
         ],
         discussion: """
@@ -88,6 +90,10 @@ struct PublishOptions: Sendable {
         }
         if let text = parsed.value("heartbeat") { heartbeat = try parseSeconds(text, option: "heartbeat") }
         if let text = parsed.value("handshake-timeout") { handshakeTimeout = try parseSeconds(text, option: "handshake-timeout") }
+        if let text = parsed.value("max-clients-per-host") {
+            guard let count = Int(text), count >= 1 else { throw UsageError("--max-clients-per-host takes a whole number of at least 1, not '\(text)'") }
+            maximumMembersPerHost = count
+        }
         if let text = parsed.value("slow-timeout") { slowMemberTimeout = try parseSeconds(text, option: "slow-timeout") }
     }
 }

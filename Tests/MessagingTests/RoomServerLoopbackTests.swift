@@ -12,6 +12,7 @@ final class RoomServerLoopbackTests: XCTestCase {
     func startRoom(maximumMembers: Int, queue: DispatchQueue, onEvent: @escaping (RoomServer.Event) -> Void = { _ in }) throws -> (RoomServer, TCPListener) {
         var options = RoomServer.Options(name: "loop")
         options.maximumMembers = maximumMembers
+        options.maximumMembersPerHostUnderLoad = .max // every member comes from this host
         let server = RoomServer(options: options, queue: queue, onEvent: onEvent)
         let listener = try TCPListener(port: 0)
         listener.start(queue: queue) { socket, peer in server.accept(socket, peer: peer) }
@@ -148,7 +149,7 @@ final class RoomServerLoopbackTests: XCTestCase {
         clientQueue.sync { [listenerLink, second].forEach { $0.connection.close() } }
     }
 
-    func testConnectionsThatNeverSayHelloAreCappedAndRefusedOnesAreNotServed() async throws {
+    func testConnectionsThatNeverSayHelloAreCappedTheOldestGoesAndClosedOnesAreNotServed() async throws {
         let queue = DispatchQueue(label: "test.pending.server")
         var options = RoomServer.Options(name: "loop")
         options.maximumPendingConnections = 4
@@ -161,24 +162,55 @@ final class RoomServerLoopbackTests: XCTestCase {
         defer { listener.cancel() }
         let endpoint = SocketEndpoint(address: IPAddress(bytes: [127, 0, 0, 1])!, port: listener.port)
         let clientQueue = DispatchQueue(label: "test.pending.clients")
-        let errors = Mutex<[UInt16]>([])
+        let errors = Mutex<[Int: UInt16]>([:])
         var silent: [PeerLink] = []
-        for _ in 0..<5 {
+        for index in 0..<5 {
             let (socket, winner) = try await TCPConnector.connect(to: [endpoint])
             let link = PeerLink(Connection(socket: socket, peer: winner, queue: clientQueue), handshakeTimeout: nil, heartbeatInterval: .seconds(60))
-            clientQueue.sync { link.start(onMessage: { if case .error(let code, _) = $0 { errors.withLock { $0.append(code) } } }, onEnd: { _ in }) }
+            clientQueue.sync { link.start(onMessage: { if case .error(let code, _) = $0 { errors.withLock { $0[index] = code } } }, onEnd: { _ in }) }
             silent.append(link)
+            try await waitUntil { queue.sync { true } } // the server took it before the next one comes
         }
-        try await waitUntil { errors.withLock { $0 } == [ProtocolError.Code.serverFull.rawValue] }
-        // The refused one says HELLO at once: it is not served (it had its answer).
-        clientQueue.sync { silent[4].send(.hello(.init(name: "latecomer"))) }
+        // The fifth made one place too many: the one that waited longest was closed.
+        try await waitUntil { errors.withLock { $0 } == [0: ProtocolError.Code.serverFull.rawValue] }
+        // It says HELLO after all: it is not served (it had its answer).
+        clientQueue.sync { silent[0].send(.hello(.init(name: "latecomer"))) }
         // One of the four waiting says HELLO and joins; its place is free again.
-        clientQueue.sync { silent[0].send(.hello(.init(name: "first"))) }
+        clientQueue.sync { silent[1].send(.hello(.init(name: "first"))) }
         try await waitUntil { joined.withLock { $0 } == ["first"] }
         let late = try await connectMember("second", to: listener, queue: clientQueue) { _ in }
         try await waitUntil { joined.withLock { $0 } == ["first", "second"] }
         XCTAssertEqual(errors.withLock { $0 }.count, 1)
         clientQueue.sync { (silent + [late]).forEach { $0.connection.close() } }
+    }
+
+    func testOnceTheRoomIsHalfFullOneHostGetsNoMoreThanItsShare() async throws {
+        let queue = DispatchQueue(label: "test.share.server")
+        var options = RoomServer.Options(name: "loop")
+        options.maximumMembers = 10
+        options.maximumMembersPerHostUnderLoad = 3
+        let server = RoomServer(options: options, queue: queue) { _ in }
+        let listener = try TCPListener(port: 0)
+        listener.start(queue: queue) { socket, peer in server.accept(socket, peer: peer) }
+        defer { listener.cancel() }
+        let clientQueue = DispatchQueue(label: "test.share.clients")
+        let outcomes = Mutex<[String: String]>([:])
+        var links: [PeerLink] = []
+        for index in 0..<7 {
+            links.append(try await connectMember("m\(index)", to: listener, queue: clientQueue) { message in
+                switch message {
+                case .welcome: outcomes.withLock { $0["m\(index)"] = "welcome" }
+                case .error(let code, _): outcomes.withLock { $0["m\(index)"] = "error \(code)" }
+                default: break
+                }
+            })
+            try await waitUntil { outcomes.withLock { $0["m\(index)"] } != nil }
+        }
+        // Five fit (under half of 10, any host may join); then this host already has 5 >= 3.
+        XCTAssertEqual(outcomes.withLock { $0 }.filter { $0.value == "welcome" }.count, 5)
+        XCTAssertEqual(outcomes.withLock { $0["m5"] }, "error \(ProtocolError.Code.serverFull.rawValue)")
+        XCTAssertEqual(outcomes.withLock { $0["m6"] }, "error \(ProtocolError.Code.serverFull.rawValue)")
+        clientQueue.sync { links.forEach { $0.connection.close() } }
     }
 
     func testTheLargestTextIsRelayedWithItsSendersNameAndALargerOneIsRefused() async throws {
