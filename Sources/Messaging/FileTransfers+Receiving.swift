@@ -40,9 +40,10 @@ extension FileTransfers {
         }
     }
 
-    func refuse(_ id: UInt32, _ status: Message.FileStatus, _ reason: String, name: String) {
+    /// Tells the sender `reason`, and the inbox's owner `detail` (or the same reason).
+    func refuse(_ id: UInt32, _ status: Message.FileStatus, _ reason: String, detail: String? = nil, name: String) {
         link.send(.fileResult(id: id, status: status, message: reason))
-        onEvent(.receiveFailed(name: name, reason: reason))
+        onEvent(.receiveFailed(name: name, reason: detail ?? reason))
     }
 
     func received(_ offer: Message.FileOffer) {
@@ -51,13 +52,14 @@ extension FileTransfers {
         guard offer.size <= UInt64(Int64.max) else {
             return refuse(offer.id, .refused, "\(offer.size) bytes is larger than any file this system can store", name: offer.name)
         }
-        let key = PartialKey(digest: offer.digest, size: offer.size, sender: link.connection.peer?.addressWithScope ?? "an unknown address")
+        let key = PartialKey(digest: offer.digest, size: offer.size, sender: link.connection.peer?.addressWithScope ?? "an unknown address",
+                             host: link.connection.peer?.address.hostKey)
         let admission: Inbox.Admission
         // Files whose data still has to come count for the member; files being verified and
         // stored count only for the inbox (so a sender may pipeline small files).
         let arriving = incoming.values.reduce(0) { $0 + ($1.state == .finishing ? 0 : 1) }
         switch inbox.admit(key, size: offer.size, memberTransfers: arriving) {
-        case .failure(let refusal): return refuse(offer.id, refusal.status, refusal.message, name: offer.name)
+        case .failure(let refusal): return refuse(offer.id, refusal.status, refusal.message, detail: refusal.detail, name: offer.name)
         case .success(let admitted): admission = admitted
         }
         let transfer = Incoming(offer: offer, key: key, fd: admission.fd)
@@ -103,9 +105,15 @@ extension FileTransfers {
         guard let timeout = inbox?.limits.transferIdleTimeout else { return }
         link.scheduler.schedule(after: timeout) { [weak self] in
             guard let self, incoming[transfer.offer.id] === transfer, transfer.state == .receiving else { return }
-            guard transfer.received == seen else { return watchForStall(transfer, sinceReceived: transfer.received) }
+            // Progress counts only in earnest: at least `transferMinimumProgress` (or the rest).
+            let wanted = min(inbox?.limits.transferMinimumProgress ?? 1, transfer.offer.size - min(seen, transfer.offer.size))
+            guard transfer.received - min(seen, transfer.received) < max(1, wanted) else {
+                return watchForStall(transfer, sinceReceived: transfer.received)
+            }
             dropIncoming(transfer.offer.id, deletingData: false)
-            refuse(transfer.offer.id, .refused, "no data arrived for \(timeout.secondsText); the data so far is kept, and sending the file again resumes",
+            let what = transfer.received == seen ? "no data arrived for \(timeout.secondsText)"
+                : "less than \(max(1, wanted)) bytes arrived in \(timeout.secondsText)"
+            refuse(transfer.offer.id, .refused, "\(what); the data so far is kept, and sending the file again resumes",
                    name: transfer.offer.name)
         }
     }

@@ -14,7 +14,11 @@ extension Inbox {
     /// Why an offer was not admitted, with the `FILE_RESULT` status to answer.
     struct Refusal: Error {
         let status: Message.FileStatus
+        /// What the sender is told.
         let message: String
+        /// What the inbox's owner is told, when it says more than the sender may know (free
+        /// space, paths).
+        var detail: String?
     }
 
     /// The number of transfers under way, for all members together.
@@ -33,6 +37,11 @@ extension Inbox {
             guard memberTransfers < limits.transfersPerMember else {
                 return .failure(Refusal(status: .refused,
                     message: "at most \(limits.transfersPerMember) files may arrive from one member at a time; send this one when the others are done"))
+            }
+            let fromHost = active.keys.reduce(0) { $0 + ($1.host == key.host ? 1 : 0) }
+            guard fromHost < limits.transfersPerHost else {
+                return .failure(Refusal(status: .refused,
+                    message: "at most \(limits.transfersPerHost) files may arrive from one host at a time; send this one when the others are done"))
             }
             guard active.count < limits.transfers else {
                 return .failure(Refusal(status: .refused,
@@ -70,13 +79,13 @@ extension Inbox {
             }
             guard free >= reserve, free - reserve >= promised, free - reserve - promised >= need else {
                 discard(fd, key, empty: have == 0)
-                return .failure(Refusal(status: .refused,
-                    message: "not enough space in the inbox: \(need) bytes needed, \(free) free, of which \(promised) are promised to transfers under way and \(reserve) kept in reserve"))
+                return .failure(Refusal(status: .refused, message: "not enough space in the inbox for \(need) more bytes; try again later",
+                    detail: "not enough space in the inbox: \(need) bytes needed, \(free) free, of which \(promised) are promised to transfers under way and \(reserve) kept in reserve"))
             }
             if let inodes = freeInodes(), inodes < limits.inodeReserve {
                 discard(fd, key, empty: have == 0)
-                return .failure(Refusal(status: .refused,
-                    message: "the inbox's file system has \(inodes) free inodes, fewer than the \(limits.inodeReserve) kept in reserve; remove files from \(directory)"))
+                return .failure(Refusal(status: .refused, message: "the inbox has no room for more files; try again later",
+                    detail: "the inbox's file system has \(inodes) free inodes, fewer than the \(limits.inodeReserve) kept in reserve; remove files from \(directory)"))
             }
             active[key] = need
             return .success(Admission(key: key, fd: fd, have: have))
@@ -142,16 +151,24 @@ extension Inbox {
             if age.overflow || age.partialValue > maximumAge { unlinkat(partialFD, name, 0); continue }
             candidates.append((name, modified, size))
         }
-        var full = false
-        for candidate in candidates.sorted(by: { $0.modified > $1.modified }) { // newest first
-            let bytes = keptBytes.addingReportingOverflow(candidate.size)
-            if !full && keptCount + room < limits.partialMaximumCount && !bytes.overflow && bytes.partialValue <= limits.partialMaximumBytes {
-                keptCount += 1
-                keptBytes = bytes.partialValue
-            } else {
-                full = true // from here on everything is older: remove it all
-                unlinkat(partialFD, candidate.name, 0)
-            }
+        // Over the limits, the sender with the most partial data loses its oldest first: one
+        // who floods `.partial` pushes out its own files before anyone else's.
+        var bySender: [Substring: [(name: String, modified: Int64, size: UInt64)]] = [:]
+        for candidate in candidates.sorted(by: { $0.modified < $1.modified }) { // oldest first
+            bySender[candidate.name.split(separator: "-").last ?? "", default: []].append(candidate)
+            keptCount += 1
+            keptBytes = keptBytes.addingReportingOverflow(candidate.size).overflow ? .max : keptBytes + candidate.size
+        }
+        while keptCount + room > limits.partialMaximumCount || keptBytes > limits.partialMaximumBytes,
+              let sender = bySender.max(by: { a, b in // most files; among equals, the oldest file
+                  a.value.count != b.value.count ? a.value.count < b.value.count : (a.value.first?.modified ?? 0) > (b.value.first?.modified ?? 0)
+              })?.key,
+              let oldest = bySender[sender]?.first {
+            unlinkat(partialFD, oldest.name, 0)
+            bySender[sender]?.removeFirst()
+            if bySender[sender]?.isEmpty == true { bySender[sender] = nil }
+            keptCount -= 1
+            keptBytes -= min(keptBytes, oldest.size)
         }
     }
 

@@ -25,6 +25,12 @@ public final class Inbox: Sendable {
         public var transfersPerMember = 4
         /// Files all members together may send at once.
         public var transfers = 32
+        /// Files all members of one host (an IPv4 address, an IPv6 /64 or a link-local
+        /// address) may send at once: eight members of one host cannot take all the places.
+        public var transfersPerHost = 8
+        /// Bytes a transfer must bring in every `transferIdleTimeout` (or all it still needs,
+        /// when that is less): a byte a minute does not keep a place and its promised space.
+        public var transferMinimumProgress: UInt64 = 1 << 20
         /// Free space that offers may never use up: an offer is refused when the bytes it still
         /// needs, plus what the transfers under way still need, would leave less than this free.
         public var diskReserve: UInt64 = 64 << 20

@@ -11,12 +11,16 @@
 public struct PartialKey: Hashable, Sendable {
     /// The file name inside `.partial` (ASCII letters, digits and `-` only).
     public let name: String
+    /// The sender's host as limits count it (`IPAddress.hostKey`); not part of the name.
+    public let host: String
 
     /// - Parameters:
     ///   - digest: the offered SHA-256 (32 bytes from the wire).
     ///   - size: the offered size.
     ///   - sender: the sender's address without its port (so a reconnect resumes).
-    public init(digest: [UInt8], size: UInt64, sender: String) {
+    ///   - host: the sender's host for per-host limits (the sender's address unless given).
+    public init(digest: [UInt8], size: UInt64, sender: String, host: String? = nil) {
+        self.host = host ?? sender
         let tag = SHA256()
         tag.update(Array(sender.utf8))
         name = hexString(digest) + "-" + String(size) + "-" + hexString(Array(tag.finish().prefix(8)))

@@ -266,25 +266,32 @@ extension FileTransferTests {
         XCTAssertEqual(publisher.waitForExit(), 0)
     }
 
-    func testTheInboxBoundsAllMembersTogether() throws {
+    func testOneHostsMembersTogetherGetNoMoreThanTheHostsShare() throws {
         let inbox = directory + "/inbox"
         let name = TestLAN.uniqueName("hog")
         let publisher = try publish(name, inbox: inbox)
+        // Ten members of host b offer four files each: together they get the host's eight.
         let hog = try hostile(["offer-flood", "10", "4"], port: port(of: publisher))
         let summary = try XCTUnwrap(hog.waitForEvent(timeout: 30) { $0["accepted"] != nil }, hog.transcript)
-        XCTAssertEqual(summary["accepted"] as? Int, 32, "\(summary)")
-        XCTAssertEqual(summary["refused"] as? Int, 8, "\(summary)")
-        XCTAssertEqual(summary["messages"] as? [String], ["the inbox is receiving 32 files already (its limit); send this one later"])
+        XCTAssertEqual(summary["accepted"] as? Int, 8, "\(summary)")
+        XCTAssertEqual(summary["refused"] as? Int, 32, "\(summary)")
+        XCTAssertEqual(summary["messages"] as? [String], ["at most 8 files may arrive from one host at a time; send this one when the others are done"])
 
-        let refused = try sendSmallFile(to: name, as: "alice")
-        XCTAssertNotEqual(refused.waitForExit(), 0, refused.transcript)
-        XCTAssertTrue(refused.stderr.contains { $0.contains("the inbox is receiving 32 files already") }, refused.transcript)
+        // Another member from the same address is refused...
+        let sameAddress = try hostile(["file-names"], port: port(of: publisher))
+        XCTAssertEqual(sameAddress.waitForExit(timeout: 30), 0, "it stops after its eight answers\n" + sameAddress.transcript)
+        let results = sameAddress.jsonEvents.filter { $0["status"] != nil }
+        XCTAssertEqual(Set(results.compactMap { $0["message"] as? String }),
+                       ["at most 8 files may arrive from one host at a time; send this one when the others are done"], sameAddress.transcript)
+        // ...while one from another address (svc-connect answers over IPv6 first) is served.
+        let otherAddress = try sendSmallFile(to: name, as: "alice")
+        XCTAssertEqual(otherAddress.waitForExit(), 0, otherAddress.transcript)
         hog.closeStdin()
         _ = hog.waitForExit(timeout: 10)
         XCTAssertEqual(waitForPartials(inbox, toBe: []), [])
         let served = try sendSmallFile(to: name, as: "bob")
         XCTAssertEqual(served.waitForExit(), 0, "served once the hog is gone\n" + served.transcript)
-        XCTAssertEqual(inboxFiles(inbox), ["bob.txt"])
+        XCTAssertEqual(inboxFiles(inbox), ["alice.txt", "bob.txt"])
         publisher.signal(SIGTERM)
         XCTAssertEqual(publisher.waitForExit(), 0)
     }
@@ -304,9 +311,11 @@ extension FileTransferTests {
         let messages = summary["messages"] as? [String] ?? []
         XCTAssertFalse(messages.isEmpty)
         for message in messages {
-            XCTAssertTrue(message.hasPrefix("not enough space in the inbox: \(size) bytes needed"), message)
-            XCTAssertTrue(message.contains("\(2 * size) are promised to transfers under way and 67108864 kept in reserve"), message)
+            XCTAssertEqual(message, "not enough space in the inbox for \(size) more bytes; try again later", "the sender learns no figures")
         }
+        // The owner does: what is free, promised and kept.
+        let detail = try XCTUnwrap(publisher.waitForEvent { $0["event"] as? String == "file-failed" }, publisher.transcript)
+        XCTAssertTrue((detail["reason"] as? String ?? "").contains("\(2 * size) are promised to transfers under way and 67108864 kept in reserve"), "\(detail)")
         let good = try sendSmallFile(to: name, as: "alice")
         XCTAssertEqual(good.waitForExit(), 0, "a small file still fits beside the promises\n" + good.transcript)
         greedy.closeStdin()

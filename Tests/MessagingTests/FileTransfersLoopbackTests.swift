@@ -147,7 +147,10 @@ final class FileTransfersLoopbackTests: XCTestCase {
         try await waitUntil { results().count == 2 }
         XCTAssertEqual(results().map(\.0).sorted(), [1, 2])
         XCTAssertEqual(Set(results().map(\.1)), [.refused])
-        XCTAssertEqual(Set(results().map(\.2)), ["no data arrived for 500 ms; the data so far is kept, and sending the file again resumes"])
+        XCTAssertEqual(results().sorted { $0.0 < $1.0 }.map(\.2), [
+            "no data arrived for 500 ms; the data so far is kept, and sending the file again resumes",
+            "less than 100 bytes arrived in 500 ms; the data so far is kept, and sending the file again resumes", // a trickle is not progress
+        ])
         try await waitUntil { inbox.activeTransfers == 0 }
         let kept = try FileManager.default.contentsOfDirectory(atPath: directory + "/inbox/.partial")
         XCTAssertEqual(kept, [PartialKey(digest: [UInt8](repeating: 8, count: 32), size: 100, sender: "127.0.0.1").name],

@@ -40,8 +40,9 @@ final class InboxTests: XCTestCase {
         return result
     }
 
+    /// What the inbox's owner is told of a refusal (the sender may be told less).
     func refusal(_ result: Result<Inbox.Admission, Inbox.Refusal>) -> String? {
-        if case .failure(let refusal) = result { return refusal.message }
+        if case .failure(let refusal) = result { return refusal.detail ?? refusal.message }
         return nil
     }
 
@@ -152,6 +153,9 @@ final class InboxTests: XCTestCase {
         let second = try XCTUnwrap(refusal(admit(inbox, key(2, size: 6 << 30), size: 6 << 30)), "6 more do not: 6 are promised")
         XCTAssertTrue(second.hasPrefix("not enough space in the inbox: 6442450944 bytes needed"), second)
         XCTAssertTrue(second.contains("6442450944 are promised to transfers under way"), second)
+        guard case .failure(let told) = admit(inbox, key(2, size: 6 << 30), size: 6 << 30) else { return XCTFail("admitted") }
+        XCTAssertEqual(told.message, "not enough space in the inbox for 6442450944 more bytes; try again later",
+                       "the sender learns nothing of the free space")
         XCTAssertEqual(partialNames(), [key(1, size: 6 << 30).name], "the refused offer left no file")
         inbox.consumed(4 << 30, by: key(1, size: 6 << 30))
         XCTAssertNil(refusal(admit(inbox, key(2, size: 6 << 30), size: 6 << 30)), "only 2 GiB are still promised")
@@ -171,6 +175,30 @@ final class InboxTests: XCTestCase {
         XCTAssertEqual(partialNames(), [], "the refused offer left no file")
         limits.inodeReserve = 0
         XCTAssertNil(refusal(admit(try Inbox(directory: inboxPath, limits: limits), key(2, size: 0), size: 0)))
+    }
+
+    func testOneHostGetsNoMoreThanItsShareOfTransfers() throws {
+        var limits = Inbox.Limits()
+        limits.transfersPerHost = 2
+        let inbox = try Inbox(directory: inboxPath, limits: limits)
+        func fromHost(_ host: String, _ number: UInt8) -> PartialKey {
+            PartialKey(digest: [UInt8](repeating: number, count: 32), size: 10, sender: host + "-\(number)", host: host)
+        }
+        XCTAssertNil(refusal(admit(inbox, fromHost("a", 1))))
+        XCTAssertNil(refusal(admit(inbox, fromHost("a", 2))), "another member of the same host")
+        XCTAssertEqual(refusal(admit(inbox, fromHost("a", 3))), "at most 2 files may arrive from one host at a time; send this one when the others are done")
+        XCTAssertNil(refusal(admit(inbox, fromHost("b", 4))), "another host still gets in")
+    }
+
+    func testTheSenderWithTheMostPartialDataLosesItsOwnFirst() throws {
+        var limits = Inbox.Limits()
+        limits.partialMaximumCount = 4
+        _ = try Inbox(directory: inboxPath, limits: limits)
+        try plantPartial("victim-aaaa", age: 600) // the oldest of all, from a sender with one file
+        for index in 0..<6 { try plantPartial("flood\(index)-bbbb", age: 100 - index) }
+        _ = try Inbox(directory: inboxPath, limits: limits)
+        XCTAssertEqual(partialNames(), ["flood3-bbbb", "flood4-bbbb", "flood5-bbbb", "victim-aaaa"],
+                       "a sender that floods .partial pushes out its own files, not the victim's")
     }
 
     func testPartialDataExpiresByAge() throws {
