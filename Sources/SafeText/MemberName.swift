@@ -49,7 +49,8 @@ public enum MemberName {
                 continue
             }
             marksInARow = 0
-            let plain = Confusables.fullwidthAsASCII(scalar)
+            // Cherokee folds to its capitals, so its small letters are plain letters, not compatibility forms.
+            let plain = Confusables.cherokeeCapital(of: Confusables.fullwidthAsASCII(scalar))
             if let script = Script(plain) { scripts.insert(script) }
             if plain.properties.changesWhenNFKCCaseFolded,
                caseFolded(plain).unicodeScalars.contains(where: \.properties.changesWhenNFKCCaseFolded) {

@@ -97,7 +97,7 @@ final class MemberNameTests: XCTestCase {
             XCTAssertTrue(problem?.contains(reason) == true, "\(name): \(problem ?? "accepted")")
             XCTAssertTrue(problem?.contains("write it in one script") == true, "\(name): \(problem ?? "accepted")")
         }
-        for name in ["Bob的电脑", "田中さん", "김철수", "ꓐꓳꓐ", "ᎪᎠᎪᎷ", "१२३", "राम१", "محمد٢", "ɑlice", "ɡreɡ",
+        for name in ["Bob的电脑", "田中さん", "김철수", "ꓐꓳꓐ", "ᎪᎠᎪᎷ", "ꭺꭰꭺꮇ", "१२३", "राम१", "محمد٢", "ɑlice", "ɡreɡ",
                      "mi\u{307}ke", "αβγ1", "Ωμέγα-2", "յօհն"] {
             XCTAssertNil(MemberName.problem(in: name), name)
         }
