@@ -36,7 +36,7 @@ public enum InboxName {
         }
     }
 
-    /// Variant `number` of `name`: `name` itself for 1, else `stem (number).ext`, at most 255
+    /// Variant `number` of `name`: `name` itself for 1, else `stem (number).ext`, at most `maximumBytes`
     /// bytes. An extension too long to keep beside the number and a byte of the stem is
     /// treated as part of the stem, so a peer's name can never make the cutting go on forever.
     public static func variant(_ name: String, number: Int) -> String {
@@ -45,12 +45,12 @@ public enum InboxName {
         let numbered = " (\(number))"
         var stem = dot.map { String(name[..<$0]) } ?? name
         var ext = dot.map { String(name[$0...]) } ?? ""
-        if numbered.utf8.count + ext.utf8.count >= 255 {
+        if numbered.utf8.count + ext.utf8.count >= maximumBytes {
             stem = name
             ext = ""
         }
         var base = Substring(stem)
-        while !base.isEmpty, base.utf8.count + numbered.utf8.count + ext.utf8.count > 255 { base = base.dropLast() }
+        while !base.isEmpty, base.utf8.count + numbered.utf8.count + ext.utf8.count > maximumBytes { base = base.dropLast() }
         return String(base) + numbered + ext
     }
 }
