@@ -1,18 +1,29 @@
 /// Turns a file name offered by a peer into a safe name inside an inbox directory.
 public enum InboxName {
-    /// The base name to store under: the last path component, with control characters,
-    /// slashes and backslashes replaced by `_`, leading dots removed so nothing is hidden or
-    /// special (`.`, `..`), at most 255 bytes, and `file` when nothing is left.
+    /// The longest stored name, in bytes of UTF-8 (the limit of Linux file systems).
+    public static let maximumBytes = 255
+
+    /// The base name to store under: the last path component, with every character a
+    /// terminal escapes or that is invisible (`UnsafeText.isEscapedOnTerminal`,
+    /// `UnsafeText.isInvisible`: controls, bidirectional controls, zero-width characters,
+    /// blanks) and backslashes replaced by `_`; leading dots and spaces and trailing spaces
+    /// removed, so nothing is hidden or special (`.`, `..`) or looks empty; a leading `-`
+    /// prefixed with `_` (`-rf` is stored as `_-rf`), so no stored name reads as an option
+    /// to a command given `*`; at most `maximumBytes` bytes, cut at a character; and `file`
+    /// when nothing is left.
     public static func sanitized(_ offered: String) -> String {
         let lastComponent = offered.split(separator: "/", omittingEmptySubsequences: true).last.map(String.init) ?? ""
         var scalars = String.UnicodeScalarView()
         for scalar in lastComponent.unicodeScalars {
-            let unsafe = scalar.value < 0x20 || (0x7F...0x9F).contains(scalar.value) || scalar == "\\"
+            let unsafe = UnsafeText.isEscapedOnTerminal(scalar) || UnsafeText.isInvisible(scalar) || scalar == "\\"
             scalars.append(unsafe ? "_" : scalar)
         }
-        var name = String(String(scalars).drop(while: { $0 == "." }))
-        while name.utf8.count > 255 { name.removeLast() }
-        return name.isEmpty ? "file" : name
+        var name = Substring(String(scalars)).drop(while: { $0 == "." || $0.isWhitespace })
+        if name.first == "-" { name = "_" + name }
+        var stored = String(name)
+        while stored.utf8.count > maximumBytes { stored.removeLast() }
+        while stored.last?.isWhitespace == true { stored.removeLast() }
+        return stored.isEmpty ? "file" : stored
     }
 
     /// The first of `name`, `name (2).ext`, `name (3).ext`, ... for which `exists` is false.
@@ -25,7 +36,7 @@ public enum InboxName {
         }
     }
 
-    /// Variant `number` of `name`: `name` itself for 1, else `stem (number).ext`, at most 255
+    /// Variant `number` of `name`: `name` itself for 1, else `stem (number).ext`, at most `maximumBytes`
     /// bytes. An extension too long to keep beside the number and a byte of the stem is
     /// treated as part of the stem, so a peer's name can never make the cutting go on forever.
     public static func variant(_ name: String, number: Int) -> String {
@@ -34,12 +45,12 @@ public enum InboxName {
         let numbered = " (\(number))"
         var stem = dot.map { String(name[..<$0]) } ?? name
         var ext = dot.map { String(name[$0...]) } ?? ""
-        if numbered.utf8.count + ext.utf8.count >= 255 {
+        if numbered.utf8.count + ext.utf8.count >= maximumBytes {
             stem = name
             ext = ""
         }
         var base = Substring(stem)
-        while !base.isEmpty, base.utf8.count + numbered.utf8.count + ext.utf8.count > 255 { base = base.dropLast() }
+        while !base.isEmpty, base.utf8.count + numbered.utf8.count + ext.utf8.count > maximumBytes { base = base.dropLast() }
         return String(base) + numbered + ext
     }
 }

@@ -8,12 +8,15 @@
 /// than `maximumMarksInARow` combining marks on one letter, writes a letter in a compatibility
 /// form (`ℌ`, `²`, halfwidth kana, mathematical letters: anything Unicode's NFKC case folding
 /// changes beyond its case; fullwidth ASCII such as `Ａ` is the one compatibility form
-/// accepted, and is read as ASCII), or mixes letters of the Latin, Greek and Cyrillic scripts.
+/// accepted, and is read as ASCII), or mixes scripts: its letters and its digits other than
+/// ASCII `0` to `9` must all be of one `Script` (Latin with Han, Kana and Hangul is the one
+/// mix allowed).
 ///
 /// Two names are the same when their `comparisonKey`s are equal: the key is the name
 /// decomposed (NFD), with fullwidth ASCII read as ASCII, look-alike letters replaced by one
-/// representative (`Confusables`), then case-folded. So `Ａlice`, `alice`, `ALICE`,
-/// `ali\u{301}ce` against `alíce`, Cyrillic `аlice` and `A1ICE` all compare equal.
+/// representative (`Confusables`), then case-folded, and a dot above on `i` or `j` left out.
+/// So `Ａlice`, `alice`, `ALICE`, `ali\u{301}ce` against `alíce`, Cyrillic `аlice`, IPA
+/// `ɑlice` and `A1ICE` all compare equal, as do all-Lisu `ꓐꓳꓐ` and `BOB`.
 public enum MemberName {
     /// The longest name, in bytes of UTF-8.
     public static let maximumBytes = 32
@@ -46,15 +49,16 @@ public enum MemberName {
                 continue
             }
             marksInARow = 0
-            let plain = Confusables.fullwidthAsASCII(scalar)
+            // Cherokee folds to its capitals, so its small letters are plain letters, not compatibility forms.
+            let plain = Confusables.cherokeeCapital(of: Confusables.fullwidthAsASCII(scalar))
             if let script = Script(plain) { scripts.insert(script) }
             if plain.properties.changesWhenNFKCCaseFolded,
                caseFolded(plain).unicodeScalars.contains(where: \.properties.changesWhenNFKCCaseFolded) {
                 return "\(UnsafeText.codePoint(scalar)) (\(Character(scalar))) is a compatibility form of a letter; write the plain letter"
             }
         }
-        guard scripts.count <= 1 else {
-            return "names may not mix Latin, Greek and Cyrillic letters (this one has \(scripts.sorted().map(\.name).joined(separator: " and ")))"
+        guard Script.mayMix(scripts) else {
+            return "names may not mix letters or digits of different scripts (this one has \(scripts.sorted().map(\.name).joined(separator: " and "))); write it in one script"
         }
         return nil
     }
@@ -64,6 +68,8 @@ public enum MemberName {
     public static func comparisonKey(_ name: String) -> String {
         var key = ""
         for scalar in name._nfd {
+            // A dot above on i or j (both drawn with a dot already) adds nothing to see.
+            if scalar == dotAbove, let last = key.unicodeScalars.last, last == "l" || last == "j" { continue }
             for folded in caseFolded(Confusables.representative(of: Confusables.fullwidthAsASCII(scalar))).unicodeScalars {
                 key.unicodeScalars.append(Confusables.representative(of: folded))
             }
@@ -87,36 +93,13 @@ public enum MemberName {
         return result
     }
 
+    /// U+0307 COMBINING DOT ABOVE.
+    private static let dotAbove: Unicode.Scalar = "\u{307}"
+
     static func isMark(_ scalar: Unicode.Scalar) -> Bool {
         switch scalar.properties.generalCategory {
         case .nonspacingMark, .spacingMark, .enclosingMark: return true
         default: return false
         }
-    }
-
-    /// The scripts whose letters look alike, by the Unicode blocks that hold their letters.
-    enum Script: Int, Comparable {
-        case latin, greek, cyrillic
-
-        init?(_ scalar: Unicode.Scalar) {
-            guard scalar.properties.isAlphabetic else { return nil }
-            switch scalar.value {
-            case 0x41...0x5A, 0x61...0x7A, 0xAA, 0xBA, 0xC0...0x24F, 0x250...0x2AF, 0x1D00...0x1D7F,
-                 0x1E00...0x1EFF, 0x2C60...0x2C7F, 0xA720...0xA7FF, 0xAB30...0xAB6F: self = .latin
-            case 0x370...0x3FF, 0x1F00...0x1FFF: self = .greek
-            case 0x400...0x52F, 0x1C80...0x1C8F, 0x2DE0...0x2DFF, 0xA640...0xA69F: self = .cyrillic
-            default: return nil
-            }
-        }
-
-        var name: String {
-            switch self {
-            case .latin: "Latin"
-            case .greek: "Greek"
-            case .cyrillic: "Cyrillic"
-            }
-        }
-
-        static func < (a: Script, b: Script) -> Bool { a.rawValue < b.rawValue }
     }
 }

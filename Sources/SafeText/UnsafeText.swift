@@ -15,11 +15,25 @@ public enum UnsafeText {
         }
     }
 
+    /// True for the characters that draw nothing, or a blank, although they are not
+    /// whitespace: general category Cf (zero-width spaces and joiners, soft hyphen, tags,
+    /// ...), every default-ignorable code point (variation selectors, Hangul fillers U+115F,
+    /// U+1160, U+3164, U+FFA0, ...), and the letters and symbols fonts draw as an empty cell:
+    /// U+2800 BRAILLE PATTERN BLANK, U+1D159 MUSICAL SYMBOL NULL NOTEHEAD and U+16FE4
+    /// KHITAN SMALL SCRIPT FILLER. Such a character can hide inside a name or a file name, or
+    /// pass for a space in one.
+    public static func isInvisible(_ scalar: Unicode.Scalar) -> Bool {
+        let properties = scalar.properties
+        if properties.generalCategory == .format || properties.isDefaultIgnorableCodePoint { return true }
+        switch scalar.value {
+        case 0x2800, 0x1D159, 0x16FE4, 0x115F, 0x1160, 0x3164, 0xFFA0: return true
+        default: return false
+        }
+    }
+
     /// What `scalar` is, said as why it may not appear in a member name ("a space (U+0020)"),
-    /// or nil when it may. Refused: everything
-    /// `isEscapedOnTerminal` escapes, whitespace, invisible characters (general category Cf
-    /// and every default-ignorable code point, such as zero-width spaces, joiners, variation
-    /// selectors and Hangul fillers), private-use, unassigned and surrogate code points, and
+    /// or nil when it may. Refused: everything `isEscapedOnTerminal` escapes, whitespace,
+    /// everything `isInvisible` names, private-use, unassigned and surrogate code points, and
     /// noncharacters.
     public static func problem(inNameCharacter scalar: Unicode.Scalar) -> String? {
         let properties = scalar.properties
@@ -27,15 +41,13 @@ public enum UnsafeText {
         if isEscapedOnTerminal(scalar) { return "a control or bidirectional character (\(code))" }
         if properties.isWhitespace { return "a space (\(code))" }
         if properties.isNoncharacterCodePoint { return "a noncharacter (\(code))" }
+        if isInvisible(scalar) { return "an invisible or blank character (\(code))" }
         switch properties.generalCategory {
-        case .format: return "an invisible character (\(code))"
         case .privateUse: return "a private-use character (\(code))"
         case .unassigned: return "an unassigned code point (\(code))"
         case .surrogate: return "a surrogate code point (\(code))"
-        default: break
+        default: return nil
         }
-        if properties.isDefaultIgnorableCodePoint { return "an invisible character (\(code))" }
-        return nil
     }
 
     /// `U+XXXX`, at least four hex digits, as Unicode writes code points.

@@ -83,6 +83,27 @@ final class RosterTests: XCTestCase {
         roster.leave(id: 1)
         XCTAssertEqual(roster.join(id: 10, requested: "ALICE"), "ALICE")
     }
+
+    /// Finding F5: whole-script and IPA look-alikes share no room with the Latin name.
+    func testLookAlikesOfOtherScriptsGetASuffix() {
+        var roster = Roster()
+        XCTAssertEqual(roster.join(id: 1, requested: "BOB"), "BOB")
+        XCTAssertEqual(roster.join(id: 2, requested: "ꓐꓳꓐ"), "ꓐꓳꓐ-2") // Lisu
+        XCTAssertEqual(roster.join(id: 3, requested: "ADAM"), "ADAM")
+        XCTAssertEqual(roster.join(id: 4, requested: "ᎪᎠᎪᎷ"), "ᎪᎠᎪᎷ-2") // Cherokee
+        XCTAssertEqual(roster.join(id: 5, requested: "alice"), "alice")
+        XCTAssertEqual(roster.join(id: 6, requested: "ɑlice"), "ɑlice-2") // IPA alpha
+        XCTAssertEqual(roster.join(id: 7, requested: "greg"), "greg")
+        XCTAssertEqual(roster.join(id: 8, requested: "ɡreɡ"), "ɡreɡ-2") // script g
+        XCTAssertEqual(roster.join(id: 9, requested: "mike"), "mike")
+        XCTAssertEqual(roster.join(id: 10, requested: "mi\u{307}ke"), "mi\u{307}ke-2") // dot above on i
+        XCTAssertEqual(roster.join(id: 11, requested: "john"), "john")
+        XCTAssertEqual(roster.join(id: 12, requested: "յօհո"), "յօհո-2") // Armenian
+        XCTAssertEqual(roster.id(named: "ꓐꓳꓐ"), 1)
+        for name in ["jօhn", "ᎪDᎪM", "b०b", "carol\u{2800}->\u{2800}dave"] {
+            XCTAssertNotNil(Roster.problem(inName: name), name)
+        }
+    }
 }
 
 final class RoomCommandTests: XCTestCase {
@@ -116,6 +137,32 @@ final class InboxNameTests: XCTestCase {
         XCTAssertEqual(InboxName.sanitized("new\nline\u{0}nul"), "new_line_nul")
         XCTAssertEqual(InboxName.sanitized("back\\slash"), "back_slash")
         XCTAssertEqual(InboxName.sanitized(String(repeating: "é", count: 200)).utf8.count, 254)
+    }
+
+    /// Finding F9: nothing that reorders or hides characters, reads as an option, or looks
+    /// empty reaches the disk.
+    func testOfferedNamesCannotHideOrPassForOptions() {
+        XCTAssertEqual(InboxName.sanitized("invoice\u{202E}fdp.exe"), "invoice_fdp.exe")
+        XCTAssertEqual(InboxName.sanitized("report\u{200B}.pdf"), "report_.pdf")
+        XCTAssertEqual(InboxName.sanitized("a\u{FEFF}b\u{2066}c\u{AD}d\u{2800}e\u{3164}f\u{85}g"), "a_b_c_d_e_f_g")
+        XCTAssertEqual(InboxName.sanitized("-rf"), "_-rf")
+        XCTAssertEqual(InboxName.sanitized("--checkpoint-action=exec=sh x.sh"), "_--checkpoint-action=exec=sh x.sh")
+        XCTAssertEqual(InboxName.sanitized("dir/-n"), "_-n")
+        XCTAssertEqual(InboxName.sanitized(" . -x"), "_-x", "dots and spaces go first, then the dash is guarded")
+        XCTAssertEqual(InboxName.sanitized("a-b"), "a-b")
+        XCTAssertEqual(InboxName.sanitized("   "), "file")
+        XCTAssertEqual(InboxName.sanitized("\u{3000}\u{A0} "), "file")
+        XCTAssertEqual(InboxName.sanitized("  two words.txt  "), "two words.txt")
+        XCTAssertEqual(InboxName.sanitized(" .bashrc"), "bashrc")
+        XCTAssertEqual(InboxName.sanitized("打印机 #1 👩\u{200D}💻.png"), "打印机 #1 👩_💻.png", "a joiner is invisible, even in an emoji")
+        let long = InboxName.sanitized("-" + String(repeating: "x", count: 300))
+        XCTAssertEqual(long.utf8.count, InboxName.maximumBytes)
+        XCTAssertTrue(long.hasPrefix("_-"))
+        XCTAssertEqual(InboxName.sanitized(String(repeating: "x", count: 254) + " y"), String(repeating: "x", count: 254),
+                       "a space left at the end by the cut is trimmed")
+        let hostile = (0x0...0x3000).compactMap(Unicode.Scalar.init).map(String.init).joined()
+        let stored = InboxName.sanitized(hostile)
+        XCTAssertFalse(stored.unicodeScalars.contains { UnsafeText.isEscapedOnTerminal($0) || UnsafeText.isInvisible($0) || $0 == "\\" })
     }
 
     func testDuplicatesGetASuffix() {

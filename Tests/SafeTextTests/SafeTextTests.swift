@@ -82,4 +82,60 @@ final class MemberNameTests: XCTestCase {
             XCTAssertFalse(MemberName.same(a, b), "\(a) vs \(b)")
         }
     }
+
+    /// Finding F5: a name that renders like another member's, by letters of another script, IPA
+    /// letters, a foreign zero, a dot on an i, or a blank that is not whitespace.
+    func testLettersAndDigitsOfOneScriptOnly() {
+        let refused: [(String, String)] = [
+            ("ᎪDᎪM", "Latin and Cherokee"), ("jօhn", "Latin and Armenian"), ("b०b", "Latin and Devanagari"),
+            ("ꓐOB", "Latin and Lisu"), ("bob٠", "Latin and Arabic"), ("שalom", "Latin and Hebrew"),
+            ("ᐯictor", "Latin and Canadian Syllabics"), ("ⲟscar", "Latin and Coptic"), ("ทom", "Latin and Thai"),
+            ("Ꭺдам", "Cyrillic and Cherokee"), ("राम১", "Devanagari and Bengali"), ("ꓐ的", "Han, Kana or Hangul and Lisu"),
+        ]
+        for (name, reason) in refused {
+            let problem = MemberName.problem(in: name)
+            XCTAssertTrue(problem?.contains(reason) == true, "\(name): \(problem ?? "accepted")")
+            XCTAssertTrue(problem?.contains("write it in one script") == true, "\(name): \(problem ?? "accepted")")
+        }
+        for name in ["Bob的电脑", "田中さん", "김철수", "ꓐꓳꓐ", "ᎪᎠᎪᎷ", "ꭺꭰꭺꮇ", "१२३", "राम१", "محمد٢", "ɑlice", "ɡreɡ",
+                     "mi\u{307}ke", "αβγ1", "Ωμέγα-2", "յօհն"] {
+            XCTAssertNil(MemberName.problem(in: name), name)
+        }
+    }
+
+    func testBlankLookingCharactersAreRefused() {
+        for name in ["carol\u{2800}->\u{2800}dave", "\u{2800}", "x\u{3164}", "x\u{FFA0}", "x\u{115F}", "x\u{1160}",
+                     "x\u{1D159}", "x\u{16FE4}"] {
+            let problem = MemberName.problem(in: name)
+            XCTAssertTrue(problem?.contains("invisible or blank") == true, "\(name.unicodeScalars.map(UnsafeText.codePoint)): \(problem ?? "accepted")")
+        }
+        XCTAssertTrue(UnsafeText.isInvisible("\u{2800}"))
+        XCTAssertTrue(UnsafeText.isInvisible("\u{200B}"))
+        XCTAssertFalse(UnsafeText.isInvisible("a"))
+        XCTAssertFalse(UnsafeText.isInvisible(" "), "a space is visible as a gap; names refuse it as whitespace")
+    }
+
+    /// A whole-script look-alike is valid on its own and caught only by the key; the mixed
+    /// ones are refused above and would be caught by the key too.
+    func testLookAlikesOfOtherScriptsAreTheSame() {
+        let groups: [[String]] = [
+            ["bob", "BOB", "ꓐꓳꓐ", "ꓐOB", "b०b", "b০b", "b๐b", "Bob"],   // Lisu, Devanagari, Bengali, Thai zero
+            ["john", "jօhn", "յօհո", "JOHN"],                             // Armenian
+            ["adam", "ᎪDᎪM", "ᎪᎠᎪᎷ", "ꭺꭰꭺꮇ"],                            // Cherokee capitals and small letters
+            ["alice", "ɑlice", "ᴀlice", "Ɑlice", "ꓮꓡꓲꓚꓰ"],               // IPA alpha and its capital, small capital, Lisu
+            ["greg", "ɡreɡ", "ɢʀᴇɢ", "Ɡreg"],                            // script g, small capitals, capital script g
+            ["mike", "mi\u{307}ke", "MİKE", "mɩke", "mɪke", "mıke"],     // dot above on i, Turkish İ, IPA iota, small capital I
+            ["jim", "j\u{307}im", "ȷim"],                                 // dot above on j, dotless j
+            ["victor", "ᐯictor"], ["oscar", "ⲟscar", "Ⲟscar"],            // Canadian Syllabics, Coptic
+            ["yes", "ʏes"], ["hat", "ʜat", "հat"],
+        ]
+        for group in groups {
+            for name in group {
+                XCTAssertEqual(MemberName.comparisonKey(name), MemberName.comparisonKey(group[0]), "\(name) vs \(group[0])")
+            }
+        }
+        for (a, b) in [("mike", "mïke"), ("bob", "b٠b"), ("adam", "ᎠᎠᎠᎠ"), ("john", "jon"), ("l\u{307}", "l\u{308}")] {
+            XCTAssertFalse(MemberName.same(a, b), "\(a) vs \(b)")
+        }
+    }
 }
