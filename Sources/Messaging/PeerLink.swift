@@ -60,10 +60,12 @@ public final class PeerLink: @unchecked Sendable {
     private var awaitingHandshake: Bool
     /// Why reading is paused now; reading resumes when none is left.
     private var readingHeld: Set<ReadHold> = []
-    /// The frames handled in one turn at most: a peer that sends thousands of small frames in
-    /// one read waits for the others' turns in between (the rest stays in the decoder, and
+    /// The frames handled in one turn at most: a peer that sends thousands of small frames (or
+    /// large ones) in one read waits for the others' turns in between (the rest stays in the decoder, and
     /// nothing more is read meanwhile), so one member cannot hold the room's queue.
     public static let framesPerTurn = 64
+    /// ... and at most this many payload bytes (64 maximum-size TEXTs would be 4 MiB of relaying).
+    public static let bytesPerTurn = 256 << 10
 
     /// Why a link stops reading for a while.
     public enum ReadHold: Hashable, Sendable {
@@ -193,8 +195,9 @@ public final class PeerLink: @unchecked Sendable {
     /// and the rest is handled in a later turn, after what else waits on the scheduler.
     private func handleFrames() {
         var handled = 0
+        var bytes = 0
         while !connection.isClosed && violation == nil { // after finish() we no longer send, but still receive
-            guard handled < PeerLink.framesPerTurn else {
+            guard handled < PeerLink.framesPerTurn, bytes < PeerLink.bytesPerTurn else {
                 holdReading(.turn)
                 scheduler.execute { [self] in handleFrames() }
                 return
@@ -204,6 +207,7 @@ public final class PeerLink: @unchecked Sendable {
             do throws(ProtocolError) {
                 guard let next = try decoder.next() else { break }
                 frame = next
+                bytes += next.payload.count
             } catch {
                 reject(error) // an oversize length: the stream cannot be trusted after it
                 break

@@ -59,6 +59,23 @@ final class PeerLinkTests: XCTestCase {
         XCTAssertTrue(fixture.link.isOpen)
     }
 
+    func testLargeFramesEndATurnSooner() {
+        let fixture = Fixture()
+        var burst: [UInt8] = []
+        let text = String(repeating: "x", count: Message.maximumTextBytes)
+        for _ in 0..<20 { Message.text(from: "", to: "", text: text).encode(into: &burst) }
+        _ = fixture.peer.send(raw: burst)
+        var steps = 0
+        while fixture.received.isEmpty && steps < 100 {
+            _ = fixture.scheduler.run(atMost: 1)
+            steps += 1
+        }
+        // A turn ends after 256 KiB (4 of these); a read that brings more waits for the next one.
+        XCTAssertLessThan(fixture.received.count, 20, "not all at once: 256 KiB a turn, then the others' turn")
+        fixture.scheduler.run()
+        XCTAssertEqual(fixture.received.count, 20)
+    }
+
     func testAHandshakeThatDoesNotCompleteInTimeEndsTheLink() {
         let fixture = Fixture(handshakeTimeout: .seconds(10))
         fixture.scheduler.advance(by: .seconds(9))
