@@ -22,6 +22,7 @@ final class InterruptTests: XCTestCase {
     func testCtrlCSaysSoAndListsLinesTheServerNeverConfirmed() throws {
         let (publisher, client) = try roomWithOneMember("impatient", saying: "delivered")
 
+        usleep(300_000) // the ACK for "delivered" crosses back (the publisher prints before it flushes)
         publisher.signal(SIGSTOP) // nothing is acknowledged from now on
         client.send("first unconfirmed")
         client.send("second unconfirmed")
