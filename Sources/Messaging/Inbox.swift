@@ -27,7 +27,7 @@ public final class Inbox: Sendable {
         public var transfers = 32
         /// Files all members of one host (an IPv4 address, an IPv6 /64 or a link-local
         /// address) may send at once: eight members of one host cannot take all the places.
-        public var transfersPerHost = 8
+        public var transfersPerHost = 16
         /// Bytes a transfer must bring in every `transferIdleTimeout` (or all it still needs,
         /// when that is less): a byte a minute does not keep a place and its promised space.
         public var transferMinimumProgress: UInt64 = 1 << 20

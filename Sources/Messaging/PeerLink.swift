@@ -199,7 +199,7 @@ public final class PeerLink: @unchecked Sendable {
         while !connection.isClosed && violation == nil { // after finish() we no longer send, but still receive
             guard handled < PeerLink.framesPerTurn, bytes < PeerLink.bytesPerTurn else {
                 holdReading(.turn)
-                scheduler.execute { [self] in handleFrames() }
+                scheduler.execute { [weak self] in self?.handleFrames() }
                 return
             }
             handled += 1

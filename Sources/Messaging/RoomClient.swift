@@ -262,8 +262,8 @@ public final class RoomClient: @unchecked Sendable {
     private func awaitConfirmation() {
         let timeout = options.confirmationTimeout ?? options.heartbeatInterval * 4
         let progress = confirmationProgress
-        scheduler.schedule(after: timeout) { [self] in
-            guard !isOver, progress == confirmationProgress else { return }
+        scheduler.schedule(after: timeout) { [weak self] in
+            guard let self, !isOver, progress == confirmationProgress else { return }
             // Nothing unconfirmed yet (lines still queued), or reconnecting (the backoff has
             // limits of its own): look again later.
             guard joined, unacknowledgedCount > 0 else { return awaitConfirmation() }
@@ -499,7 +499,8 @@ public final class RoomClient: @unchecked Sendable {
         let hadSummaryDue = self[keyPath: limiter].summaryDue != nil
         if self[keyPath: limiter].admit(at: scheduler.now) { return report(onEvent) }
         guard !hadSummaryDue, let due = self[keyPath: limiter].summaryDue else { return }
-        scheduler.schedule(at: due, leeway: .milliseconds(100)) { [self] in
+        scheduler.schedule(at: due, leeway: .milliseconds(100)) { [weak self] in
+            guard let self else { return }
             let count = self[keyPath: limiter].takeSuppressed()
             if count > 0 { onEvent(.suppressed(count: count, what: what)) }
         }

@@ -279,7 +279,8 @@ public final class RoomServer: @unchecked Sendable {
         let hadSummaryDue = self[keyPath: limiter].summaryDue != nil
         if self[keyPath: limiter].admit(at: scheduler.now) { return report(onEvent) }
         guard !hadSummaryDue, let due = self[keyPath: limiter].summaryDue else { return }
-        scheduler.schedule(at: due, leeway: .milliseconds(100)) { [self] in
+        scheduler.schedule(at: due, leeway: .milliseconds(100)) { [weak self] in
+            guard let self else { return }
             let count = self[keyPath: limiter].takeSuppressed()
             if count > 0 { onEvent(.note("\(count) more \(what) in the last \(self[keyPath: limiter].period.secondsText) were not shown one by one")) }
         }

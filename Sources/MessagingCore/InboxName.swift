@@ -12,7 +12,10 @@ public enum InboxName {
     /// to a command given `*`; at most `maximumBytes` bytes, cut at a character; and `file`
     /// when nothing is left.
     public static func sanitized(_ offered: String) -> String {
-        let lastComponent = offered.split(separator: "/", omittingEmptySubsequences: true).last.map(String.init) ?? ""
+        // Split on the scalar, not the character: a "/" that a prepended mark (U+0600...U+0605)
+        // joins into one grapheme with it is still a path separator.
+        let components = offered.unicodeScalars.split(separator: "/", omittingEmptySubsequences: true)
+        let lastComponent = components.last.map { String(String.UnicodeScalarView($0)) } ?? ""
         var scalars = String.UnicodeScalarView()
         for scalar in lastComponent.unicodeScalars {
             let unsafe = UnsafeText.isEscapedOnTerminal(scalar) || UnsafeText.isInvisible(scalar) || scalar == "\\"

@@ -270,19 +270,19 @@ extension FileTransferTests {
         let inbox = directory + "/inbox"
         let name = TestLAN.uniqueName("hog")
         let publisher = try publish(name, inbox: inbox)
-        // Ten members of host b offer four files each: together they get the host's eight.
+        // Ten members of host b offer four files each: together they get the host's sixteen.
         let hog = try hostile(["offer-flood", "10", "4"], port: port(of: publisher))
         let summary = try XCTUnwrap(hog.waitForEvent(timeout: 30) { $0["accepted"] != nil }, hog.transcript)
-        XCTAssertEqual(summary["accepted"] as? Int, 8, "\(summary)")
-        XCTAssertEqual(summary["refused"] as? Int, 32, "\(summary)")
-        XCTAssertEqual(summary["messages"] as? [String], ["at most 8 files may arrive from one host at a time; send this one when the others are done"])
+        XCTAssertEqual(summary["accepted"] as? Int, 16, "\(summary)")
+        XCTAssertEqual(summary["refused"] as? Int, 24, "\(summary)")
+        XCTAssertEqual(summary["messages"] as? [String], ["at most 16 files may arrive from one host at a time; send this one when the others are done"])
 
         // Another member from the same address is refused...
         let sameAddress = try hostile(["file-names"], port: port(of: publisher))
         XCTAssertEqual(sameAddress.waitForExit(timeout: 30), 0, "it stops after its eight answers\n" + sameAddress.transcript)
         let results = sameAddress.jsonEvents.filter { $0["status"] != nil }
         XCTAssertEqual(Set(results.compactMap { $0["message"] as? String }),
-                       ["at most 8 files may arrive from one host at a time; send this one when the others are done"], sameAddress.transcript)
+                       ["at most 16 files may arrive from one host at a time; send this one when the others are done"], sameAddress.transcript)
         // ...while one from another address (svc-connect answers over IPv6 first) is served.
         let otherAddress = try sendSmallFile(to: name, as: "alice")
         XCTAssertEqual(otherAddress.waitForExit(), 0, otherAddress.transcript)

@@ -172,6 +172,14 @@ final class InboxNameTests: XCTestCase {
         XCTAssertEqual(InboxName.unique("noext", exists: existing.contains), "noext (2)")
     }
 
+    func testASlashInsideAGraphemeIsStillASeparator() {
+        // U+0601 is a prepended mark: "\u{0601}/" is one Character, so a split by Character
+        // kept the "/" (found by the room fuzz target).
+        XCTAssertEqual(InboxName.sanitized("\u{0601}/s"), "s")
+        XCTAssertEqual(InboxName.sanitized("\u{0600}/../\u{0605}/../etc/passwd"), "passwd")
+        XCTAssertFalse(InboxName.sanitized("a\u{0602}/b").contains("/"))
+    }
+
     func testVariantsOfNamesWithLongExtensionsStayWithinTheLimitAndEnd() {
         // An extension of 252 bytes or more left no room for the stem: cutting went on forever.
         for extensionLength in [200, 249, 250, 251, 252, 253, 254] {
