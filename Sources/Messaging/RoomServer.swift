@@ -67,8 +67,9 @@ public final class RoomServer: @unchecked Sendable {
     /// Connections that have not said HELLO yet, per host (see `IPAddress.hostKey`).
     private var pendingByHost: [String: Int] = [:]
     private var pendingCount = 0
-    /// Connections counted as pending, oldest first (some may have left since: skipped).
-    private var pendingOrder: [Member] = []
+    /// Connections counted as pending, oldest first, by id (some may have left since:
+    /// skipped; ids, so that a member that left is not kept alive here).
+    private var pendingOrder: [Int] = []
     private var pendingOrderStart = 0
     /// Members per host.
     private var membersByHost: [String: Int] = [:]
@@ -137,7 +138,7 @@ public final class RoomServer: @unchecked Sendable {
         let fromHost = pendingByHost[host, default: 0]
         pendingByHost[host] = fromHost + 1
         pendingCount += 1
-        pendingOrder.append(member)
+        pendingOrder.append(member.id)
         if fromHost >= options.maximumPendingPerHostUnderLoad && pendingCount > options.maximumPendingConnections / 2 {
             leftPending(member)
             link.reject(ProtocolError(.serverFull, "too many connections from \(host) have not said HELLO yet (\(fromHost)); try again later"))
@@ -151,9 +152,9 @@ public final class RoomServer: @unchecked Sendable {
     /// Closes the connection that has waited longest without saying HELLO.
     private func closeOldestPending() {
         while pendingOrderStart < pendingOrder.count {
-            let oldest = pendingOrder[pendingOrderStart]
+            let id = pendingOrder[pendingOrderStart]
             pendingOrderStart += 1
-            guard oldest.isPending else { continue }
+            guard let oldest = members[id], oldest.isPending else { continue }
             leftPending(oldest)
             oldest.link.reject(ProtocolError(.serverFull,
                 "too many connections have not said HELLO (at most \(options.maximumPendingConnections)); the one that waited longest is closed"))
@@ -176,7 +177,7 @@ public final class RoomServer: @unchecked Sendable {
         pendingCount -= 1
         let count = pendingByHost[member.host, default: 1] - 1
         pendingByHost[member.host] = count > 0 ? count : nil
-        while pendingOrderStart < pendingOrder.count, !pendingOrder[pendingOrderStart].isPending { pendingOrderStart += 1 }
+        while pendingOrderStart < pendingOrder.count, members[pendingOrder[pendingOrderStart]]?.isPending != true { pendingOrderStart += 1 }
         compactPendingOrder()
     }
 
