@@ -114,8 +114,8 @@ public final class RoomClient: @unchecked Sendable {
     private var nextSequence: UInt64 = 0
     /// The server's HELLO on this connection was seen (a second one is ignored).
     private var serverHelloSeen = false
-    private var serverErrors = ReportLimiter()
-    private var fileRefusals = ReportLimiter()
+    private let serverErrors: LimitedReports
+    private let fileRefusals: LimitedReports
     private let session = UInt64.random(in: 1...UInt64.max)
     private var serverAcknowledges = false
     private var pendingFiles: [String] = []
@@ -144,10 +144,14 @@ public final class RoomClient: @unchecked Sendable {
                 connector: Connector? = nil, fileWork: (any Executor)? = nil, onEvent: @escaping @Sendable (Event) -> Void) {
         self.options = options
         self.queue = queue
-        self.scheduler = scheduler ?? DispatchScheduler(queue: queue)
+        let scheduler = scheduler ?? DispatchScheduler(queue: queue)
+        self.scheduler = scheduler
         self.connector = connector ?? RoomClient.connectOverTCP
         self.fileWork = fileWork
         self.onEvent = onEvent
+        // A server can send ERRORs and file offers by the thousand: 20 lines in 10 s each.
+        serverErrors = LimitedReports(scheduler: scheduler) { onEvent(.suppressed(count: $0, what: "ERROR frames from the server")) }
+        fileRefusals = LimitedReports(scheduler: scheduler) { onEvent(.suppressed(count: $0, what: "refused or failed files from the server")) }
         window = FlowWindow(limit: options.maximumBytesInFlight)
     }
 
@@ -289,7 +293,7 @@ public final class RoomClient: @unchecked Sendable {
         serverHelloSeen = false
         files = FileTransfers(link: link, inbox: options.inbox, disk: fileWork, hashing: fileWork) { [self] event in
             guard case .receiveFailed = event else { return onEvent(.file(event)) }
-            limited(\.fileRefusals, "refused or failed files from the server") { $0(.file(event)) }
+            if fileRefusals.admit() { onEvent(.file(event)) }
         }
         link.start(onMessage: { [self] message in received(message) }, onEnd: { [self] reason in ended(link, reason) })
         link.send(.hello(.init(name: options.name)))
@@ -334,7 +338,7 @@ public final class RoomClient: @unchecked Sendable {
         case .error(let code, let text):
             let error = ProtocolError(ProtocolError.Code(rawValue: code) ?? .malformedFrame, text)
             if !joined { failJoin(error) } else {
-                limited(\.serverErrors, "ERROR frames from the server") { $0(.serverError("\(ProtocolError.Code(rawValue: code)?.name ?? "error \(code)"): \(text)")) }
+                if serverErrors.admit() { onEvent(.serverError("\(ProtocolError.Code(rawValue: code)?.name ?? "error \(code)"): \(text)")) }
             }
         case .goodbye, .ping, .pong, .who, .session, .fileOffer, .fileAccept, .fileChunk, .fileEnd, .fileResult: break
         }
@@ -489,21 +493,6 @@ public final class RoomClient: @unchecked Sendable {
         outcome?.resume(returning: result)
         outcome = nil
         link?.connection.close()
-    }
-
-    /// Reports through `limiter` (a server can send ERRORs and file offers by the thousand):
-    /// at once while under its burst; otherwise counted, and reported as `.suppressed` when
-    /// the limiter's period ends.
-    private func limited(_ limiter: ReferenceWritableKeyPath<RoomClient, ReportLimiter> & Sendable, _ what: String,
-                         _ report: (@Sendable (Event) -> Void) -> Void) {
-        let hadSummaryDue = self[keyPath: limiter].summaryDue != nil
-        if self[keyPath: limiter].admit(at: scheduler.now) { return report(onEvent) }
-        guard !hadSummaryDue, let due = self[keyPath: limiter].summaryDue else { return }
-        scheduler.schedule(at: due, leeway: .milliseconds(100)) { [weak self] in
-            guard let self else { return }
-            let count = self[keyPath: limiter].takeSuppressed()
-            if count > 0 { onEvent(.suppressed(count: count, what: what)) }
-        }
     }
 
     /// The session ends without another connection: every line not yet acknowledged or not

@@ -61,9 +61,9 @@ public final class RoomServer: @unchecked Sendable {
     private var nextID = 1
     /// Lines about refused connections, members' ERROR frames and refused file offers: a flood
     /// of any prints 20 lines in 10 s and then one line with how many more there were.
-    private var refusals = ReportLimiter()
-    private var peerErrors = ReportLimiter()
-    private var fileRefusals = ReportLimiter()
+    private let refusals: LimitedReports
+    private let peerErrors: LimitedReports
+    private let fileRefusals: LimitedReports
     /// Connections that have not said HELLO yet, per host (see `IPAddress.hostKey`).
     private var pendingByHost: [String: Int] = [:]
     private var pendingCount = 0
@@ -106,9 +106,19 @@ public final class RoomServer: @unchecked Sendable {
                 onEvent: @escaping (Event) -> Void) {
         self.options = options
         self.queue = queue
-        self.scheduler = scheduler ?? DispatchScheduler(queue: queue)
+        let scheduler = scheduler ?? DispatchScheduler(queue: queue)
+        self.scheduler = scheduler
         self.fileWork = fileWork
         self.onEvent = onEvent
+        // 20 lines in 10 s each, then one with the count; the summaries capture only onEvent.
+        func reports(_ what: String) -> LimitedReports {
+            LimitedReports(scheduler: scheduler) { count in
+                onEvent(.note("\(count) more \(what) in the last 10 s were not shown one by one"))
+            }
+        }
+        refusals = reports("refused connections")
+        peerErrors = reports("ERROR frames from members")
+        fileRefusals = reports("refused or failed file offers")
     }
 
     /// The server's name changed (the service was renamed).
@@ -221,7 +231,7 @@ public final class RoomServer: @unchecked Sendable {
         case .who: sendPresence(.list, names: names, to: member)
         case .hello: member.link.reject(ProtocolError(.malformedFrame, "HELLO was already received"))
         case .error(let code, let text):
-            limited(\.peerErrors, "ERROR frames from members") { $0(.note("\(name) reported \(ProtocolError.Code(rawValue: code)?.name ?? "error \(code)"): \(text)")) }
+            if peerErrors.admit() { onEvent(.note("\(name) reported \(ProtocolError.Code(rawValue: code)?.name ?? "error \(code)"): \(text)")) }
         case .goodbye, .welcome, .presence, .acknowledged, .ping, .pong, .fileOffer, .fileAccept, .fileChunk, .fileEnd, .fileResult: break
         }
     }
@@ -252,7 +262,7 @@ public final class RoomServer: @unchecked Sendable {
         member.link.handshakeCompleted()
         member.files = FileTransfers(link: member.link, inbox: options.inbox, disk: fileWork, hashing: fileWork) { [self] event in
             guard case .receiveFailed = event else { return onEvent(.file(from: name, event)) }
-            limited(\.fileRefusals, "refused or failed file offers") { $0(.file(from: name, event)) }
+            if fileRefusals.admit() { onEvent(.file(from: name, event)) }
         }
         member.link.send(.welcome(name: name))
         sendPresence(.list, names: names, to: member)
@@ -266,25 +276,13 @@ public final class RoomServer: @unchecked Sendable {
         if let session = member.session { sessions.detach(session, holder: member.id) }
         member.files?.linkEnded(reason)
         guard let name = roster.leave(id: member.id) else {
-            return limited(\.refusals, "refused connections") { $0(.refused(peer: member.peer, reason: reason.description)) }
+            if refusals.admit() { onEvent(.refused(peer: member.peer, reason: reason.description)) }
+            return
         }
         let count = membersByHost[member.host, default: 1] - 1
         membersByHost[member.host] = count > 0 ? count : nil
         broadcast(.presence(.left, names: [name]), except: member.id)
         onEvent(.left(id: member.id, name: name, reason: reason.description))
-    }
-
-    /// Reports through `limiter`: at once while under its burst; otherwise counted, and one
-    /// note with the count goes out when the limiter's period ends.
-    private func limited(_ limiter: ReferenceWritableKeyPath<RoomServer, ReportLimiter> & Sendable, _ what: String, _ report: ((Event) -> Void) -> Void) {
-        let hadSummaryDue = self[keyPath: limiter].summaryDue != nil
-        if self[keyPath: limiter].admit(at: scheduler.now) { return report(onEvent) }
-        guard !hadSummaryDue, let due = self[keyPath: limiter].summaryDue else { return }
-        scheduler.schedule(at: due, leeway: .milliseconds(100)) { [weak self] in
-            guard let self else { return }
-            let count = self[keyPath: limiter].takeSuppressed()
-            if count > 0 { onEvent(.note("\(count) more \(what) in the last \(self[keyPath: limiter].period.secondsText) were not shown one by one")) }
-        }
     }
 
     /// A PRESENCE list in as many frames as it takes (a room of thousands passes 1 MiB).
