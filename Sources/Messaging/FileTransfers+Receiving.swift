@@ -12,6 +12,8 @@ extension FileTransfers {
         /// may come; `receiving`: accepted; `finishing`: `FILE_END` came, the result is on its way.
         enum State { case hashing, receiving, finishing }
         let offer: Message.FileOffer
+        /// The member who sent it through the server (`FILE_OFFER_FROM`), or nil.
+        let from: String?
         let key: PartialKey
         let fd: Int32
         /// Set when the transfer is dropped, so that hashing a long prefix stops early.
@@ -26,8 +28,9 @@ extension FileTransfers {
         var writeFailure: String?
         var closed = false
 
-        init(offer: Message.FileOffer, key: PartialKey, fd: Int32) {
+        init(offer: Message.FileOffer, from: String?, key: PartialKey, fd: Int32) {
             self.offer = offer
+            self.from = from
             self.key = key
             self.fd = fd
         }
@@ -40,29 +43,43 @@ extension FileTransfers {
         }
     }
 
-    /// Tells the sender `reason`, and the inbox's owner `detail` (or the same reason).
-    func refuse(_ id: UInt32, _ status: Message.FileStatus, _ reason: String, detail: String? = nil, name: String) {
-        link.send(.fileResult(id: id, status: status, message: reason))
-        onEvent(.receiveFailed(name: name, reason: detail ?? reason))
+    /// Reports an event, as relayed when the file came from another member.
+    func emit(_ event: Event, from: String?) {
+        onEvent(from.map { .relayed(from: $0, event) } ?? event)
     }
 
-    func received(_ offer: Message.FileOffer) {
-        guard let inbox else { return refuse(offer.id, .refused, "this peer does not accept files", name: offer.name) }
-        guard incoming[offer.id] == nil else { return refuse(offer.id, .refused, "transfer id \(offer.id) is already in use", name: offer.name) }
-        guard offer.size <= UInt64(Int64.max) else {
-            return refuse(offer.id, .refused, "\(offer.size) bytes is larger than any file this system can store", name: offer.name)
+    /// Tells the sender `reason`, and the inbox's owner `detail` (or the same reason).
+    func refuse(_ id: UInt32, _ status: Message.FileStatus, _ reason: String, detail: String? = nil, name: String, from: String? = nil) {
+        link.send(.fileResult(id: id, status: status, message: reason))
+        emit(.receiveFailed(name: name, reason: detail ?? reason), from: from)
+    }
+
+    /// An offer from the peer, or (`from`) from another member through the server.
+    func received(_ offer: Message.FileOffer, from: String? = nil) {
+        guard let inbox else {
+            return refuse(offer.id, .refused, "the receiver does not accept files: it was started without --inbox",
+                          detail: "refused: files are accepted only with --inbox DIR; start again with it to receive files", name: offer.name, from: from)
         }
-        let key = PartialKey(digest: offer.digest, size: offer.size, sender: link.connection.peer?.addressWithScope ?? "an unknown address",
+        guard incoming[offer.id] == nil else {
+            return refuse(offer.id, .refused, "transfer id \(offer.id) is already in use", name: offer.name, from: from)
+        }
+        guard offer.size <= UInt64(Int64.max) else {
+            return refuse(offer.id, .refused, "\(offer.size) bytes is larger than any file this system can store", name: offer.name, from: from)
+        }
+        // A relayed file resumes only from the same member through the same server; data is
+        // never trusted by its key alone: the whole file's digest is checked at the end.
+        let address = link.connection.peer?.addressWithScope ?? "an unknown address"
+        let key = PartialKey(digest: offer.digest, size: offer.size, sender: from.map { address + " relayed from " + $0 } ?? address,
                              host: link.connection.peer?.address.hostKey)
         let admission: Inbox.Admission
         // Files whose data still has to come count for the member; files being verified and
         // stored count only for the inbox (so a sender may pipeline small files).
-        let arriving = incoming.values.reduce(0) { $0 + ($1.state == .finishing ? 0 : 1) }
+        let arriving = incoming.values.reduce(0) { $0 + ($1.state == .finishing ? 0 : 1) } + otherTransfers()
         switch inbox.admit(key, size: offer.size, memberTransfers: arriving) {
-        case .failure(let refusal): return refuse(offer.id, refusal.status, refusal.message, detail: refusal.detail, name: offer.name)
+        case .failure(let refusal): return refuse(offer.id, refusal.status, refusal.message, detail: refusal.detail, name: offer.name, from: from)
         case .success(let admitted): admission = admitted
         }
-        let transfer = Incoming(offer: offer, key: key, fd: admission.fd)
+        let transfer = Incoming(offer: offer, from: from, key: key, fd: admission.fd)
         incoming[offer.id] = transfer
         guard admission.have > 0 else { return accept(transfer, at: 0) }
         let queue = link.scheduler
@@ -82,7 +99,7 @@ extension FileTransfers {
                 if let failure {
                     dropIncoming(offer.id, deletingData: true)
                     return refuse(offer.id, .writeFailed, "the data kept from an earlier transfer could not be read (\(failure)) and was removed; send the file again",
-                                  name: offer.name)
+                                  name: offer.name, from: from)
                 }
                 accept(transfer, at: admission.have)
             }
@@ -94,7 +111,7 @@ extension FileTransfers {
         transfer.state = .receiving
         transfer.startOffset = offset
         transfer.received = offset
-        onEvent(.receiving(name: InboxName.sanitized(transfer.offer.name), size: transfer.offer.size, resumingAt: offset))
+        emit(.receiving(name: InboxName.sanitized(transfer.offer.name), size: transfer.offer.size, resumingAt: offset), from: transfer.from)
         link.send(.fileAccept(id: transfer.offer.id, offset: offset))
         watchForStall(transfer, sinceReceived: offset)
     }
@@ -114,7 +131,7 @@ extension FileTransfers {
             let what = transfer.received == seen ? "no data arrived for \(timeout.secondsText)"
                 : "less than \(max(1, wanted)) bytes arrived in \(timeout.secondsText)"
             refuse(transfer.offer.id, .refused, "\(what); the data so far is kept, and sending the file again resumes",
-                   name: transfer.offer.name)
+                   name: transfer.offer.name, from: transfer.from)
         }
     }
 
@@ -124,7 +141,7 @@ extension FileTransfers {
         }
         guard UInt64(data.count) <= transfer.offer.size - transfer.received else {
             dropIncoming(id, deletingData: true)
-            return refuse(id, .refused, "more data than the \(transfer.offer.size) bytes offered", name: transfer.offer.name)
+            return refuse(id, .refused, "more data than the \(transfer.offer.size) bytes offered", name: transfer.offer.name, from: transfer.from)
         }
         let offset = transfer.received
         transfer.received += UInt64(data.count)
@@ -144,7 +161,7 @@ extension FileTransfers {
                 if diskBacklog <= FileTransfers.diskBacklogLimit { link.releaseReading(.disk) }
                 if let failed, incoming[id] === transfer {
                     dropIncoming(id, deletingData: false)
-                    refuse(id, .writeFailed, "writing to the inbox failed: \(failed)", name: transfer.offer.name)
+                    refuse(id, .writeFailed, "writing to the inbox failed: \(failed)", name: transfer.offer.name, from: transfer.from)
                 }
             }
         }
@@ -175,7 +192,7 @@ extension FileTransfers {
         let name = transfer.offer.name
         guard transfer.received == transfer.offer.size else {
             dropIncoming(id, deletingData: false)
-            return refuse(id, .refused, "the transfer ended after \(transfer.received) of \(transfer.offer.size) bytes", name: name)
+            return refuse(id, .refused, "the transfer ended after \(transfer.received) of \(transfer.offer.size) bytes", name: name, from: transfer.from)
         }
         transfer.state = .finishing
         let queue = link.scheduler
@@ -209,10 +226,10 @@ extension FileTransfers {
                 switch outcome {
                 case .stored(let stored):
                     if current { link.send(.fileResult(id: id, status: .stored, message: stored)) }
-                    onEvent(.stored(SentFile(path: inbox.directory + "/" + stored, storedAs: stored, size: transfer.offer.size,
-                                             startOffset: transfer.startOffset, digest: transfer.offer.digest)))
+                    emit(.stored(SentFile(path: inbox.directory + "/" + stored, storedAs: stored, size: transfer.offer.size,
+                                          startOffset: transfer.startOffset, digest: transfer.offer.digest)), from: transfer.from)
                 case .failed(let status, let reason):
-                    if current { refuse(id, status, reason, name: name) }
+                    if current { refuse(id, status, reason, name: name, from: transfer.from) }
                 }
             }
         }

@@ -21,6 +21,8 @@ public final class FileTransfers: @unchecked Sendable {
         case stored(SentFile)
         case receiveFailed(name: String, reason: String)
         case progress(name: String, done: UInt64, total: UInt64)
+        /// An event about a file another member sent through the room (`FILE_OFFER_FROM`).
+        indirect case relayed(from: String, Event)
     }
 
     /// A file that arrived complete and verified (received), or that the peer confirmed (sent).
@@ -48,7 +50,12 @@ public final class FileTransfers: @unchecked Sendable {
     let onEvent: (Event) -> Void
     private var outgoing: [Outgoing] = []
     var incoming: [UInt32: Incoming] = [:]
-    private var nextID: UInt32 = 1
+    private var nextID: UInt32
+    /// The ids this side gives its offers (a server keeps the upper half for relayed files).
+    private let ids: ClosedRange<UInt32>
+    /// Files other than those here that count toward this peer's transfers at once (on a
+    /// server: the files it relays from this member).
+    public var otherTransfers: () -> Int = { 0 }
     /// Hashes outgoing files and closes their descriptors, in that order.
     private let reading: any Executor
     /// Hashes resumed data, writes, syncs, stores and closes received files in the order their
@@ -66,6 +73,8 @@ public final class FileTransfers: @unchecked Sendable {
         enum State { case hashing, offered, accepted }
         let path: String
         let completion: (Result<SentFile, FileError>) -> Void
+        /// The member it is for (relayed by the server), or nil for the peer itself.
+        let to: String?
         let cancelled = Atomic(false)
         var state = State.hashing
         var fd: Int32 = -1
@@ -76,8 +85,9 @@ public final class FileTransfers: @unchecked Sendable {
         var offset: UInt64 = 0
         var startOffset: UInt64 = 0
         var lastProgress: UInt64 = 0
-        init(path: String, completion: @escaping (Result<SentFile, FileError>) -> Void) {
+        init(path: String, to: String?, completion: @escaping (Result<SentFile, FileError>) -> Void) {
             self.path = path
+            self.to = to
             self.completion = completion
         }
     }
@@ -88,12 +98,15 @@ public final class FileTransfers: @unchecked Sendable {
     ///     queue of its own); results come back on the link's scheduler.
     ///   - hashing: a serial executor where outgoing files are hashed and closed (nil: a
     ///     queue of its own).
+    ///   - ids: the ids this side's offers take, in turn (never 0).
     ///
     /// Tests pass the link's own manual scheduler for both, so that a transfer runs
     /// deterministically on one thread.
     public init(link: PeerLink, inbox: Inbox?, disk: (any Executor)? = nil, hashing: (any Executor)? = nil,
-                onEvent: @escaping (Event) -> Void) {
+                ids: ClosedRange<UInt32> = 1...UInt32.max, onEvent: @escaping (Event) -> Void) {
         self.link = link
+        self.ids = ids.lowerBound == 0 ? 1...max(1, ids.upperBound) : ids
+        nextID = self.ids.lowerBound
         self.inbox = inbox
         self.disk = disk ?? DispatchQueue(label: "svc.files.disk")
         reading = hashing ?? DispatchQueue(label: "svc.files.reading")
@@ -103,8 +116,10 @@ public final class FileTransfers: @unchecked Sendable {
     // MARK: Sending
 
     /// Sends a file; `completion` runs on the queue once the receiver confirmed it (or it failed).
-    public func send(path: String, completion: @escaping (Result<SentFile, FileError>) -> Void) {
-        let transfer = Outgoing(path: path, completion: completion)
+    /// - Parameter to: another member of the room, for the server to relay the file to
+    ///   (`FILE_OFFER_TO`; only to a server with `.relayedFiles`), or nil for the peer itself.
+    public func send(path: String, to: String? = nil, completion: @escaping (Result<SentFile, FileError>) -> Void) {
+        let transfer = Outgoing(path: path, to: to, completion: completion)
         outgoing.append(transfer)
         if outgoing.count == 1 { offer(transfer) }
     }
@@ -136,10 +151,11 @@ public final class FileTransfers: @unchecked Sendable {
                 case .success(let digest):
                     transfer.digest = digest
                     transfer.id = nextID
-                    nextID = nextID == .max ? 1 : nextID + 1
+                    nextID = nextID == ids.upperBound ? ids.lowerBound : nextID + 1
                     transfer.state = .offered
                     let name = String(transfer.path.split(separator: "/").last ?? "file")
-                    if !link.send(.fileOffer(.init(id: transfer.id, size: transfer.size, digest: digest, name: name))) {
+                    let offer = Message.FileOffer(id: transfer.id, size: transfer.size, digest: digest, name: name)
+                    if !link.send(transfer.to.map { .fileOfferTo(offer, to: $0) } ?? .fileOffer(offer)) {
                         finishOutgoing(.failure(FileError("the connection closed before \(transfer.path) could be offered")))
                     }
                 }
@@ -167,7 +183,7 @@ public final class FileTransfers: @unchecked Sendable {
             }
         }
         if transfer.offset == transfer.size {
-            link.connection.whenDrained(nil)
+            link.whenDrained(.files, nil)
             link.send(.fileEnd(id: transfer.id))
         }
     }
@@ -178,7 +194,7 @@ public final class FileTransfers: @unchecked Sendable {
         transfer.cancelled.store(true, ordering: .relaxed)
         let fd = transfer.fd
         if fd >= 0 { reading.execute { close(fd) } } // after the hash that may still read it
-        link.connection.whenDrained(nil)
+        link.whenDrained(.files, nil)
         transfer.completion(result)
         if let next = outgoing.first { offer(next) } else { buffer = [] }
     }
@@ -189,6 +205,15 @@ public final class FileTransfers: @unchecked Sendable {
     public func handle(_ message: Message) -> Bool {
         switch message {
         case .fileOffer(let offer): received(offer)
+        case .fileOfferFrom(let offer, let from): received(offer, from: from)
+        case .fileCancel(let id, let reason):
+            guard let transfer = incoming[id] else {
+                link.reject(ProtocolError(.fileProtocol, "FILE_CANCEL for id \(id), which is not a transfer still open"))
+                return true
+            }
+            dropIncoming(id, deletingData: false)
+            emit(.receiveFailed(name: transfer.offer.name, reason: "\(reason); the data so far is kept, and sending the file again resumes"),
+                 from: transfer.from)
         case .fileChunk(let id, let data): received(data, for: id)
         case .fileEnd(let id): ended(id)
         case .fileAccept(let id, let offset):
@@ -201,7 +226,7 @@ public final class FileTransfers: @unchecked Sendable {
             transfer.offset = offset
             transfer.startOffset = offset
             transfer.lastProgress = offset
-            link.connection.whenDrained { [weak self] in self?.pump() }
+            link.whenDrained(.files) { [weak self] in self?.pump() }
             pump()
         case .fileResult(let id, let status, let text):
             guard let transfer = outgoing.first, transfer.state != .hashing, transfer.id == id else {
@@ -223,7 +248,8 @@ public final class FileTransfers: @unchecked Sendable {
     public func linkEnded(_ reason: PeerLink.EndReason) {
         for (id, transfer) in incoming {
             dropIncoming(id, deletingData: false)
-            onEvent(.receiveFailed(name: transfer.offer.name, reason: "\(reason); the data so far is kept, and sending the file again resumes"))
+            emit(.receiveFailed(name: transfer.offer.name, reason: "\(reason); the data so far is kept, and sending the file again resumes"),
+                 from: transfer.from)
         }
         while !outgoing.isEmpty {
             let path = outgoing[0].path

@@ -73,6 +73,20 @@ public final class PeerLink: @unchecked Sendable {
         case disk
         /// The frames already received wait for their turn.
         case turn
+        /// Relayed file data waits for the recipient's outbox to drain (`FileRelay`).
+        case relay
+    }
+    /// Frames left in the decoder when a hold stopped handling them; handled on release.
+    private var framesWaiting = false
+    /// Who is told when the outbox empties (see `whenDrained(_:_:)`).
+    private var drainHandlers: [DrainWaiter: () -> Void] = [:]
+
+    /// Who waits for the outbox to empty: several may at once.
+    public enum DrainWaiter: Hashable, Sendable {
+        /// A file this side sends (`FileTransfers`).
+        case files
+        /// Relayed data held back for this peer (`FileRelay`).
+        case relay
     }
     private var goodbyeReason: String?
     private var violation: ProtocolError?
@@ -151,10 +165,26 @@ public final class PeerLink: @unchecked Sendable {
         readingHeld.insert(reason)
     }
 
-    /// Ends a `holdReading(reason)`.
+    /// Ends a `holdReading(reason)`. Frames a hold left undecoded are handled in a later turn.
     public func releaseReading(_ reason: ReadHold) {
         guard readingHeld.remove(reason) != nil, readingHeld.isEmpty else { return }
         connection.resumeReading()
+        if framesWaiting {
+            framesWaiting = false
+            holdReading(.turn)
+            scheduler.execute { [weak self] in self?.handleFrames() }
+        }
+    }
+
+    /// Calls `handler` each time the outbox empties, until it is set to nil; each waiter has
+    /// its own handler (the connection has one).
+    public func whenDrained(_ waiter: DrainWaiter, _ handler: (() -> Void)?) {
+        drainHandlers[waiter] = handler
+        guard !drainHandlers.isEmpty else { return connection.whenDrained(nil) }
+        connection.whenDrained { [weak self] in
+            guard let self else { return }
+            for waiter in [DrainWaiter.files, .relay] { drainHandlers[waiter]?() }
+        }
     }
 
     /// Tells the peer what it did wrong, and closes when the error requires it.
@@ -197,6 +227,13 @@ public final class PeerLink: @unchecked Sendable {
         var handled = 0
         var bytes = 0
         while !connection.isClosed && violation == nil { // after finish() we no longer send, but still receive
+            // A hold other than the turn (the disk, a relay's recipient) stops handling at
+            // once: the frames stay in the decoder, so what the hold bounds stays bounded.
+            guard readingHeld.allSatisfy({ $0 == .turn }) else {
+                framesWaiting = true
+                readingHeld.remove(.turn)
+                return
+            }
             guard handled < PeerLink.framesPerTurn, bytes < PeerLink.bytesPerTurn else {
                 holdReading(.turn)
                 scheduler.execute { [weak self] in self?.handleFrames() }

@@ -56,7 +56,8 @@ public final class RoomClient: @unchecked Sendable {
         case reconnecting(after: Duration, attempt: Int)
         case reconnectFailed(String)
         case file(FileTransfers.Event)
-        case fileSent(path: String, Result<FileTransfers.SentFile, FileError>)
+        /// A file we sent: `to` is the member it went to through the room, or nil for the server.
+        case fileSent(path: String, to: String?, Result<FileTransfers.SentFile, FileError>)
         case notSent(String)
     }
 
@@ -118,7 +119,11 @@ public final class RoomClient: @unchecked Sendable {
     private let fileRefusals: LimitedReports
     private let session = UInt64.random(in: 1...UInt64.max)
     private var serverAcknowledges = false
-    private var pendingFiles: [String] = []
+    /// The server's name and whether it relays files between members (its HELLO).
+    private var serverName = ""
+    private var serverRelaysFiles = false
+    /// Files waiting to be offered: to a member (through the server) or to the server (nil).
+    private var pendingFiles: [(to: String?, path: String)] = []
     private var filesInFlight = 0
     private var finishing = false
     /// `stop()` was called, or reconnecting was given up: nothing is retried any more.
@@ -237,8 +242,8 @@ public final class RoomClient: @unchecked Sendable {
                 return notSent(command)
             }
             switch command {
-            case .send(_, let path):
-                pendingFiles.append(path)
+            case .send(let to, let path):
+                pendingFiles.append((to, path))
                 if joined { startFiles() }
             default:
                 guard joined, let link else {
@@ -306,6 +311,8 @@ public final class RoomClient: @unchecked Sendable {
             guard !serverHelloSeen else { return } // a server says HELLO once; the first one counts
             serverHelloSeen = true
             serverAcknowledges = hello.capabilities.contains(.acknowledgedText)
+            serverRelaysFiles = hello.capabilities.contains(.relayedFiles)
+            serverName = hello.name
             onEvent(.serverHello(name: hello.name))
         case .welcome(let name):
             guard !joined, serverHelloSeen else { return } // once a connection, after HELLO
@@ -340,7 +347,8 @@ public final class RoomClient: @unchecked Sendable {
             if !joined { failJoin(error) } else {
                 if serverErrors.admit() { onEvent(.serverError("\(ProtocolError.Code(rawValue: code)?.name ?? "error \(code)"): \(text)")) }
             }
-        case .goodbye, .ping, .pong, .who, .session, .fileOffer, .fileAccept, .fileChunk, .fileEnd, .fileResult: break
+        case .goodbye, .ping, .pong, .who, .session, .fileOffer, .fileAccept, .fileChunk, .fileEnd, .fileResult,
+             .fileOfferTo, .fileOfferFrom, .fileCancel: break
         }
     }
 
@@ -403,14 +411,21 @@ public final class RoomClient: @unchecked Sendable {
     private func startFiles() {
         guard let files else { return }
         while !pendingFiles.isEmpty {
-            let path = pendingFiles.removeFirst()
+            let (to, path) = pendingFiles.removeFirst()
+            // A file for the server's own name is a file for the server, whoever relays.
+            let member = to.flatMap { MemberName.same($0, serverName) ? nil : $0 }
+            if let member, !serverRelaysFiles {
+                onEvent(.fileSent(path: path, to: member, .failure(FileError(
+                    "cannot send \(path) to \(member): the room's svc-publish is too old to pass files between members; update it, or send to the room with /send <path>"))))
+                continue
+            }
             filesInFlight += 1
-            files.send(path: path) { [self] result in
+            files.send(path: path, to: member) { [self] result in
                 filesInFlight -= 1
                 if case .failure = result, link == nil, options.reconnect, !stopped {
-                    pendingFiles.append(path) // offered again after reconnecting: it resumes
+                    pendingFiles.append((to, path)) // offered again after reconnecting: it resumes
                 } else {
-                    onEvent(.fileSent(path: path, result))
+                    onEvent(.fileSent(path: path, to: member, result))
                 }
                 finishIfDone()
             }
@@ -500,7 +515,7 @@ public final class RoomClient: @unchecked Sendable {
     private func abandonUndelivered() {
         for entry in unacknowledged[unacknowledgedStart...] { notSent(entry.command, " (sent, but the server never confirmed it)") }
         for command in pendingLines { notSent(command) }
-        for path in pendingFiles { onEvent(.notSent("file \(path)")) }
+        for (_, path) in pendingFiles { onEvent(.notSent("file \(path)")) }
         unacknowledged = []
         unacknowledgedStart = 0
         pendingLines = []

@@ -4,7 +4,8 @@ import TransportCore
 import TransportPOSIX
 
 /// The publisher's side of a room: accepts peers, makes their names unique, relays text to
-/// everyone or to one member, announces who joins and leaves, and receives files.
+/// everyone or to one member, announces who joins and leaves, receives files, and relays
+/// files between members (`FileRelay`).
 ///
 /// - Important: every method runs on `queue`, except `closeAll`; events are delivered there.
 public final class RoomServer: @unchecked Sendable {
@@ -32,6 +33,12 @@ public final class RoomServer: @unchecked Sendable {
         public var slowMemberTimeout: Duration = .seconds(30)
         /// Where received files go; nil refuses files.
         public var inbox: Inbox?
+        /// Relayed files one member may be receiving at once (its sending counts toward the
+        /// inbox's `transfersPerMember`, also without an inbox: 4).
+        public var relayedFilesPerRecipient = 4
+        /// Relayed files in the room at once, and from one host at once.
+        public var relayedFiles = 32
+        public var relayedFilesPerHost = 16
 
         public init(name: String) { self.name = name }
     }
@@ -73,6 +80,8 @@ public final class RoomServer: @unchecked Sendable {
     private var pendingOrderStart = 0
     /// Members per host.
     private var membersByHost: [String: Int] = [:]
+    /// Files between members.
+    private let relay: FileRelay
 
     private final class Member {
         let id: Int
@@ -119,10 +128,18 @@ public final class RoomServer: @unchecked Sendable {
         refusals = reports("refused connections")
         peerErrors = reports("ERROR frames from members")
         fileRefusals = reports("refused or failed file offers")
+        let inboxLimits = options.inbox?.limits ?? Inbox.Limits()
+        relay = FileRelay(limits: .init(fromMember: inboxLimits.transfersPerMember, toMember: options.relayedFilesPerRecipient,
+                                        fromHost: options.relayedFilesPerHost, transfers: options.relayedFiles,
+                                        idleTimeout: inboxLimits.transferIdleTimeout, minimumProgress: inboxLimits.transferMinimumProgress),
+                          scheduler: scheduler)
     }
 
     /// The server's name changed (the service was renamed).
     public func rename(_ name: String) { options.name = name }
+
+    /// Files being relayed between members now (each is bounded; see `FileRelay`).
+    public var relayedTransferCount: Int { relay.count }
 
     /// The members' names, the server first.
     public var names: [String] { [options.name] + roster.names }
@@ -193,6 +210,20 @@ public final class RoomServer: @unchecked Sendable {
 
     private func received(_ message: Message, from member: Member) {
         guard let name = member.name else { return handshake(message, from: member) }
+        if relay.handle(message, from: member.id) { return }
+        switch message {
+        case .fileOfferTo(let offer, let to) where MemberName.same(to, options.name):
+            return received(.fileOffer(offer), from: member) // to the server itself: its inbox
+        case .fileOfferTo(let offer, let to):
+            return relay.offer(offer, from: member.id, to: roster.id(named: to), named: to,
+                               otherTransfers: member.files?.incoming.count ?? 0)
+        case .fileOfferFrom:
+            return member.link.reject(ProtocolError(.fileProtocol, "FILE_OFFER_FROM comes from a server only; send FILE_OFFER_TO"))
+        case .fileOffer(let offer) where relay.isSending(offer.id, from: member.id):
+            member.link.send(.fileResult(id: offer.id, status: .refused, message: "transfer id \(offer.id) is already in use"))
+            return
+        default: break
+        }
         if let files = member.files, files.handle(message) { return }
         switch message {
         case .session(let id, let next):
@@ -232,7 +263,8 @@ public final class RoomServer: @unchecked Sendable {
         case .hello: member.link.reject(ProtocolError(.malformedFrame, "HELLO was already received"))
         case .error(let code, let text):
             if peerErrors.admit() { onEvent(.note("\(name) reported \(ProtocolError.Code(rawValue: code)?.name ?? "error \(code)"): \(text)")) }
-        case .goodbye, .welcome, .presence, .acknowledged, .ping, .pong, .fileOffer, .fileAccept, .fileChunk, .fileEnd, .fileResult: break
+        case .goodbye, .welcome, .presence, .acknowledged, .ping, .pong, .fileOffer, .fileAccept, .fileChunk, .fileEnd, .fileResult,
+             .fileOfferTo, .fileOfferFrom, .fileCancel: break
         }
     }
 
@@ -260,10 +292,15 @@ public final class RoomServer: @unchecked Sendable {
         let name = roster.join(id: member.id, requested: hello.name, reserved: [options.name])
         member.name = name
         member.link.handshakeCompleted()
-        member.files = FileTransfers(link: member.link, inbox: options.inbox, disk: fileWork, hashing: fileWork) { [self] event in
+        // The server's own offers take the lower half of the ids; relayed ones the upper.
+        let files = FileTransfers(link: member.link, inbox: options.inbox, disk: fileWork, hashing: fileWork,
+                                  ids: 1...((1 << 31) - 1)) { [self] event in
             guard case .receiveFailed = event else { return onEvent(.file(from: name, event)) }
             if fileRefusals.admit() { onEvent(.file(from: name, event)) }
         }
+        files.otherTransfers = { [relay, id = member.id] in relay.sending(from: id) }
+        member.files = files
+        relay.joined(member.id, link: member.link, name: name, host: member.host, capabilities: hello.capabilities)
         member.link.send(.welcome(name: name))
         sendPresence(.list, names: names, to: member)
         broadcast(.presence(.joined, names: [name]), except: member.id)
@@ -275,6 +312,7 @@ public final class RoomServer: @unchecked Sendable {
         leftPending(member)
         if let session = member.session { sessions.detach(session, holder: member.id) }
         member.files?.linkEnded(reason)
+        relay.left(member.id)
         guard let name = roster.leave(id: member.id) else {
             if refusals.admit() { onEvent(.refused(peer: member.peer, reason: reason.description)) }
             return
@@ -331,6 +369,8 @@ public final class RoomServer: @unchecked Sendable {
         case .say(let text):
             guard roster.count > 0 else { return onEvent(.note("nobody is in the room; the line was not sent")) }
             broadcast(.text(from: options.name, to: "", text: text))
+        case .message(let to, _) where MemberName.same(to, options.name), .send(let to?, _) where MemberName.same(to, options.name):
+            onEvent(.note("'\(to)' is this room's own name; /msg and /send go to a member (/who lists them)"))
         case .message(let to, let text):
             guard let id = roster.id(named: to), let member = members[id] else {
                 return onEvent(.note("nobody called '\(to)' is in the room; the line was not sent"))
@@ -345,7 +385,7 @@ public final class RoomServer: @unchecked Sendable {
             let name = member.name ?? to
             files.send(path: path) { [self] result in onEvent(.fileSent(to: name, result)) }
         case .help:
-            onEvent(.note(RoomCommand.summary))
+            onEvent(.note(RoomCommand.publisherSummary))
         }
     }
 

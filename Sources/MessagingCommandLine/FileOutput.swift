@@ -20,6 +20,8 @@ public enum FileOutput {
                         [("from", .string(peer)), ("name", .string(name)), ("reason", .string(reason))])
         case .progress(let name, let done, let total):
             ProgressBar.shared.show(name: name, done: done, total: total)
+        case .relayed(let from, let event):
+            print(event, peer: from, output) // passed on by the server; the member sent it
         }
     }
 

@@ -22,6 +22,15 @@ public enum Message: Sendable, Hashable {
     case fileChunk(id: UInt32, data: [UInt8])
     case fileEnd(id: UInt32)
     case fileResult(id: UInt32, status: FileStatus, message: String)
+    /// Client → server, with `.relayedFiles`: a file for the member `to`, which the server
+    /// relays; answered like a `FILE_OFFER` (the server stands in for the receiver).
+    case fileOfferTo(FileOffer, to: String)
+    /// Server → client, with `.relayedFiles`: a file from the member `from`, relayed by the
+    /// server; answered like a `FILE_OFFER`.
+    case fileOfferFrom(FileOffer, from: String)
+    /// Sender → receiver, with `.relayedFiles`: the transfer `id` (one the sender offered) is
+    /// over without a result, for `reason`; data received so far is kept for resuming.
+    case fileCancel(id: UInt32, reason: String)
 
     public struct Hello: Sendable, Hashable {
         public static let magic: [UInt8] = Array("P2PM".utf8)
@@ -46,7 +55,9 @@ public enum Message: Sendable, Hashable {
         public static let resume = Capabilities(rawValue: 4)
         /// SESSION and ACK: text survives a broken connection exactly once.
         public static let acknowledgedText = Capabilities(rawValue: 8)
-        public static let all: Capabilities = [.rooms, .files, .resume, .acknowledgedText]
+        /// FILE_OFFER_TO, FILE_OFFER_FROM and FILE_CANCEL: files between members, relayed.
+        public static let relayedFiles = Capabilities(rawValue: 16)
+        public static let all: Capabilities = [.rooms, .files, .resume, .acknowledgedText, .relayedFiles]
     }
 
     public enum PresenceKind: UInt8, Sendable, Hashable {
@@ -84,6 +95,7 @@ public enum Message: Sendable, Hashable {
         case hello = 0x01, welcome = 0x02, goodbye = 0x03, error = 0x04, ping = 0x05, pong = 0x06
         case text = 0x10, who = 0x11, presence = 0x12, session = 0x13, acknowledged = 0x14
         case fileOffer = 0x20, fileAccept = 0x21, fileChunk = 0x22, fileEnd = 0x23, fileResult = 0x24
+        case fileOfferTo = 0x25, fileOfferFrom = 0x26, fileCancel = 0x27
     }
 
     /// Decodes a frame.
@@ -150,6 +162,16 @@ public enum Message: Sendable, Hashable {
                 throw ProtocolError(.malformedFrame, "FILE_RESULT status \(rawStatus) is not 0 to 3")
             }
             self = .fileResult(id: id, status: status, message: try reader.restText("message", limit: Message.maximumNoteBytes))
+        case .fileOfferTo, .fileOfferFrom:
+            let id = try reader.integer(UInt32.self, "id")
+            let size = try reader.integer(UInt64.self, "size")
+            let digest = try reader.raw(32, "digest")
+            let member = try reader.string(kind == .fileOfferTo ? "to" : "from", limit: Message.maximumNameBytes)
+            let offer = FileOffer(id: id, size: size, digest: digest, name: try reader.string("name", limit: Message.maximumNoteBytes))
+            self = kind == .fileOfferTo ? .fileOfferTo(offer, to: member) : .fileOfferFrom(offer, from: member)
+        case .fileCancel:
+            let id = try reader.integer(UInt32.self, "id")
+            self = .fileCancel(id: id, reason: try reader.restText("reason", limit: Message.maximumNoteBytes))
         }
         try reader.end()
     }
@@ -227,6 +249,14 @@ public enum Message: Sendable, Hashable {
             writer.integer(id)
             writer.integer(status.rawValue)
             writer.raw(message.utf8)
+        case .fileOfferTo(let offer, let member), .fileOfferFrom(let offer, let member):
+            if case .fileOfferTo = self { kind = .fileOfferTo } else { kind = .fileOfferFrom }
+            writer.integer(offer.id)
+            writer.integer(offer.size)
+            writer.raw(offer.digest)
+            writer.string(member)
+            writer.string(offer.name)
+        case .fileCancel(let id, let reason): kind = .fileCancel; writer.integer(id); writer.raw(reason.utf8)
         }
         return kind
     }

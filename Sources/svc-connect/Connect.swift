@@ -49,7 +49,7 @@ struct SvcConnect {
         } else {
             StandardInputLines.start(onLine: { line in
                 do throws(ProtocolError) {
-                    let command = try RoomCommand(parsing: line, peerInSend: false)
+                    let command = try RoomCommand(parsing: line, peerInSend: false).expandingHome(getenv("HOME").map { String(cString: $0) })
                     // Waits while the text on its way fills the window: a pipe is read only as
                     // fast as the room takes it.
                     if command == .help { Console.note(RoomCommand.summary) } else { client.submitWhenRoom(command) }

@@ -46,9 +46,9 @@ final class ConnectOutput: Sendable {
             Console.note("reconnecting in \(delay.secondsText) (attempt \(attempt))")
         case .reconnectFailed(let reason): Console.note("reconnecting failed: \(reason)")
         case .file(let fileEvent): FileOutput.print(fileEvent, peer: server.withLock { $0 }, output)
-        case .fileSent(_, let result):
+        case .fileSent(_, let to, let result):
             if case .failure = result { failures.withLock { $0 += 1 } }
-            FileOutput.printSent(result, peer: server.withLock { $0 }, output)
+            FileOutput.printSent(result, peer: to ?? server.withLock { $0 }, output)
         case .notSent(let line):
             failures.withLock { $0 += 1 }
             Console.error("not sent: \(line)")

@@ -72,7 +72,7 @@ struct SvcPublish {
             }
             queue.async {
                 do throws(ProtocolError) {
-                    room.perform(try RoomCommand(parsing: line, peerInSend: true))
+                    room.perform(try RoomCommand(parsing: line, peerInSend: true).expandingHome(getenv("HOME").map { String(cString: $0) }))
                 } catch {
                     Console.note(error.message)
                 }

@@ -22,6 +22,9 @@ final class MessageTests: XCTestCase {
         .fileChunk(id: 3, data: [0, 1, 2, 255]),
         .fileEnd(id: 3),
         .fileResult(id: 3, status: .checksumMismatch, message: "no"),
+        .fileOfferTo(.init(id: 4, size: 5, digest: Array(repeating: 1, count: 32), name: "a b.txt"), to: "Living room"),
+        .fileOfferFrom(.init(id: 1 << 31, size: 0, digest: Array(repeating: 2, count: 32), name: "c"), from: "bob"),
+        .fileCancel(id: 6, reason: "bob left the room"),
     ]
 
     func testEveryMessageRoundTrips() throws {
@@ -45,7 +48,7 @@ final class MessageTests: XCTestCase {
     }
 
     func testHelloLayout() {
-        XCTAssertEqual(Message.hello(.init(name: "a")).frame.payload, Array("P2PM".utf8) + [0, 1, 0, 0, 0, 15, 0, 1, 0x61])
+        XCTAssertEqual(Message.hello(.init(name: "a")).frame.payload, Array("P2PM".utf8) + [0, 1, 0, 0, 0, 31, 0, 1, 0x61])
     }
 
     func testUnknownTypeAndFlagsAreReported() {

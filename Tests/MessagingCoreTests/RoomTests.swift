@@ -112,16 +112,61 @@ final class RoomCommandTests: XCTestCase {
         XCTAssertEqual(try RoomCommand(parsing: "//not a command", peerInSend: false), .say("/not a command"))
         XCTAssertEqual(try RoomCommand(parsing: "/msg bob hi there", peerInSend: false), .message(to: "bob", text: "hi there"))
         XCTAssertEqual(try RoomCommand(parsing: "/who", peerInSend: false), .who)
-        XCTAssertEqual(try RoomCommand(parsing: "/send /tmp/a file.bin", peerInSend: false), .send(to: nil, path: "/tmp/a file.bin"))
+        XCTAssertEqual(try RoomCommand(parsing: "/send /tmp/a.bin", peerInSend: false), .send(to: nil, path: "/tmp/a.bin"))
         XCTAssertEqual(try RoomCommand(parsing: "/send bob /tmp/a file.bin", peerInSend: true), .send(to: "bob", path: "/tmp/a file.bin"))
+        // A member's /send: one argument is a path (to the publisher), two a member and a path.
+        XCTAssertEqual(try RoomCommand(parsing: "/send bob /tmp/a file.bin", peerInSend: false), .send(to: "bob", path: "/tmp/a file.bin"))
+        XCTAssertEqual(try RoomCommand(parsing: "/send \"/tmp/a file.bin\"", peerInSend: false), .send(to: nil, path: "/tmp/a file.bin"))
     }
 
-    func testMistakesExplainTheCommands() {
-        for line in ["/msg bob", "/who me", "/send", "/dance", "/send /only-a-path"] {
-            XCTAssertThrowsError(try RoomCommand(parsing: line, peerInSend: line.contains("only")), line) { error in
-                XCTAssertTrue((error as! ProtocolError).message.contains("/msg <peer> <text>"))
+    func testNamesWithSpacesGoInDoubleQuotes() throws {
+        XCTAssertEqual(try RoomCommand(parsing: "/msg \"Living room\" hi there", peerInSend: false), .message(to: "Living room", text: "hi there"))
+        XCTAssertEqual(try RoomCommand(parsing: "/msg   \"Living room\"   hi", peerInSend: true), .message(to: "Living room", text: "hi"))
+        XCTAssertEqual(try RoomCommand(parsing: "/send \"Living room\" ~/a b.txt", peerInSend: false), .send(to: "Living room", path: "~/a b.txt"))
+        XCTAssertEqual(try RoomCommand(parsing: "/send \"Living room\" \"a \\\"b\\\".txt\"", peerInSend: true),
+                       .send(to: "Living room", path: "a \"b\".txt"))
+        XCTAssertEqual(try RoomCommand(parsing: #"/msg "say \"hi\" \\ bye" x"#, peerInSend: false), .message(to: #"say "hi" \ bye"#, text: "x"))
+        // A backslash before anything else is itself; a quote inside a word is a character.
+        XCTAssertEqual(try RoomCommand(parsing: #"/msg "a\b" x"#, peerInSend: false), .message(to: #"a\b"#, text: "x"))
+        XCTAssertEqual(try RoomCommand(parsing: #"/msg o"brien x"#, peerInSend: false), .message(to: #"o"brien"#, text: "x"))
+        // The text after the name is taken as typed, quotes and all.
+        XCTAssertEqual(try RoomCommand(parsing: #"/msg bob "quoted" text"#, peerInSend: false), .message(to: "bob", text: #""quoted" text"#))
+    }
+
+    func testQuotingMistakesAreExplained() {
+        let cases = [
+            (#"/msg "Living room hi"#, "is not closed"),
+            (#"/msg "" hi"#, "cannot be empty"),
+            (#"/msg "Living room"hi"#, "must be followed by a space"),
+            (#"/send bob "a b" c"#, "must end the line"),
+            (#"/msg "Living room""#, "/msg needs a name and a text"),
+        ]
+        for (line, problem) in cases {
+            XCTAssertThrowsError(try RoomCommand(parsing: line, peerInSend: false), line) { error in
+                let message = (error as! ProtocolError).message
+                XCTAssertTrue(message.contains(problem) && message.contains("double quotes"), message)
             }
         }
+    }
+
+    func testMistakesExplainTheCommandsOfThatTool() {
+        for line in ["/msg bob", "/who me", "/send", "/dance", "/send /only-a-path"] {
+            let publisher = line.contains("only")
+            XCTAssertThrowsError(try RoomCommand(parsing: line, peerInSend: publisher), line) { error in
+                let message = (error as! ProtocolError).message
+                XCTAssertTrue(message.contains("/msg <name> <text>"), message)
+                XCTAssertEqual(message.contains("/send <path> (a file to the publisher)"), !publisher, message)
+            }
+        }
+    }
+
+    func testAHomePathIsExpandedInSendOnly() {
+        XCTAssertEqual(RoomCommand.send(to: "bob", path: "~/a.txt").expandingHome("/home/me"), .send(to: "bob", path: "/home/me/a.txt"))
+        XCTAssertEqual(RoomCommand.send(to: nil, path: "~").expandingHome("/home/me/"), .send(to: nil, path: "/home/me"))
+        XCTAssertEqual(RoomCommand.send(to: nil, path: "~bob/a.txt").expandingHome("/home/me"), .send(to: nil, path: "~bob/a.txt"))
+        XCTAssertEqual(RoomCommand.send(to: nil, path: "a/~/b").expandingHome("/home/me"), .send(to: nil, path: "a/~/b"))
+        XCTAssertEqual(RoomCommand.send(to: nil, path: "~/a").expandingHome(nil), .send(to: nil, path: "~/a"))
+        XCTAssertEqual(RoomCommand.say("~/a").expandingHome("/home/me"), .say("~/a"))
     }
 }
 

@@ -1,0 +1,277 @@
+import Glibc
+@testable import Messaging
+import MessagingCore
+import MessagingTesting
+import TransportCore
+import XCTest
+
+/// Files between members, relayed by a `RoomServer`: members on in-memory streams, disk work
+/// and timers on one manual scheduler, so every transfer runs deterministically.
+final class FileRelayTests: XCTestCase {
+    /// A member: a link, its transfers, and what it heard.
+    final class Member {
+        let stream: InMemoryStream
+        /// The server's end of the stream.
+        let serverEnd: InMemoryStream
+        let link: PeerLink
+        let files: FileTransfers
+        var events: [FileTransfers.Event] = []
+        var results: [Result<FileTransfers.SentFile, FileError>] = []
+        var errors: [String] = []
+        var ended = false
+
+        init(_ name: String, server: RoomServer, scheduler: ManualScheduler, inbox: Inbox?, capabilities: Message.Capabilities = .all) {
+            (stream, serverEnd) = InMemoryStream.pair(scheduler: scheduler)
+            link = PeerLink(stream, scheduler: scheduler, handshakeTimeout: nil, heartbeatInterval: .seconds(15))
+            var record: (FileTransfers.Event) -> Void = { _ in }
+            files = FileTransfers(link: link, inbox: inbox, disk: scheduler, hashing: scheduler) { record($0) }
+            record = { [unowned self] in events.append($0) }
+            let files = files
+            link.start(onMessage: { [unowned self] message in
+                if files.handle(message) { return }
+                if case .error(_, let text) = message { errors.append(text) }
+            }, onEnd: { [unowned self] reason in
+                files.linkEnded(reason)
+                ended = true
+            })
+            server.accept(serverEnd)
+            link.send(.hello(.init(capabilities: capabilities, name: name)))
+        }
+
+        func send(_ path: String, to member: String?) {
+            files.send(path: path, to: member) { [unowned self] in results.append($0) }
+        }
+
+        /// The reason of the first failed send, or "" when none failed.
+        var failure: String {
+            for case .failure(let error) in results { return error.message }
+            return ""
+        }
+
+        /// Failed receptions, relayed ones unwrapped, with who sent them.
+        var receiveFailures: [(from: String?, reason: String)] {
+            events.compactMap {
+                switch $0 {
+                case .receiveFailed(_, let reason): (nil, reason)
+                case .relayed(let from, .receiveFailed(_, let reason)): (from, reason)
+                default: nil
+                }
+            }
+        }
+    }
+
+    let scheduler = ManualScheduler()
+    var directory: TemporaryDirectory!
+    var server: RoomServer!
+    var serverEvents: [RoomServer.Event] = []
+    /// 3 MiB and a bit: several full chunks.
+    let content: [UInt8] = (0..<(3 << 20) + 4321).map { UInt8(truncatingIfNeeded: $0 &* 13 &+ $0 >> 9) }
+
+    override func setUpWithError() throws {
+        directory = try TemporaryDirectory()
+        server = makeServer(inbox: try Inbox(directory: directory.path + "/server"))
+    }
+
+    func makeServer(inbox: Inbox?) -> RoomServer {
+        var options = RoomServer.Options(name: "Living room")
+        options.inbox = inbox
+        return RoomServer(options: options, queue: .main, scheduler: scheduler, fileWork: scheduler) { [unowned self] in serverEvents.append($0) }
+    }
+
+    func inbox(_ name: String) throws -> Inbox { try Inbox(directory: directory.path + "/" + name) }
+
+    /// Runs the room one job at a time until some of a relayed file reached `member`.
+    func runUntilData(reaches member: Member) {
+        for _ in 0..<100_000 where !member.files.incoming.values.contains(where: { $0.received > 0 }) { scheduler.run(atMost: 1) }
+    }
+
+    func testAFileGoesFromOneMemberToAnotherThroughTheRoomVerified() throws {
+        let source = directory.write(content, to: "photo.jpg")
+        let alice = Member("alice", server: server, scheduler: scheduler, inbox: nil)
+        let bob = Member("bob", server: server, scheduler: scheduler, inbox: try inbox("bob"))
+        scheduler.run()
+        alice.send(source, to: "bob")
+        scheduler.run()
+
+        let sent = try XCTUnwrap(alice.results.first).get()
+        XCTAssertEqual(sent.storedAs, "photo.jpg")
+        XCTAssertEqual(TemporaryDirectory.read(directory.path + "/bob/photo.jpg"), content)
+        XCTAssertEqual(TemporaryDirectory.names(in: directory.path + "/server"), [".partial"], "nothing went to the server's inbox")
+        XCTAssertTrue(bob.events.contains { if case .relayed("alice", .stored) = $0 { true } else { false } }, "\(bob.events)")
+        XCTAssertEqual(server.relayedTransferCount, 0)
+        XCTAssertLessThanOrEqual(bob.serverEnd.peakBufferedByteCount, 3 << 20, "the server passes data on only as bob's outbox drains")
+        XCTAssertEqual(alice.errors + bob.errors, [])
+    }
+
+    func testASlowRecipientHoldsTheSenderAndTheServerKeepsAtMostItsMark() throws {
+        let source = directory.write(content + content, to: "video.mp4")
+        let alice = Member("alice", server: server, scheduler: scheduler, inbox: nil)
+        let bob = Member("bob", server: server, scheduler: scheduler, inbox: try inbox("bob"))
+        scheduler.run()
+        alice.send(source, to: "bob")
+        bob.stream.pauseReading()
+        scheduler.run()
+        XCTAssertTrue(alice.results.isEmpty)
+        XCTAssertLessThanOrEqual(bob.serverEnd.bufferedByteCount, 2 << 20, "at most the mark waits for bob")
+        XCTAssertLessThanOrEqual(alice.serverEnd.peakBufferedByteCount, 1 << 16, "alice is not flooded with anything")
+        bob.stream.resumeReading()
+        scheduler.run()
+        XCTAssertNoThrow(try XCTUnwrap(alice.results.first).get())
+        XCTAssertEqual(TemporaryDirectory.read(directory.path + "/bob/video.mp4"), content + content)
+        XCTAssertLessThanOrEqual(bob.serverEnd.peakBufferedByteCount, 3 << 20)
+    }
+
+    func testAFileToTheRoomsOwnNameGoesToItsInbox() throws {
+        let source = directory.write(Array(content.prefix(1000)), to: "note.txt")
+        let alice = Member("alice", server: server, scheduler: scheduler, inbox: nil)
+        scheduler.run()
+        alice.send(source, to: "living ROOM")
+        scheduler.run()
+        XCTAssertEqual(try XCTUnwrap(alice.results.first).get().storedAs, "note.txt")
+        XCTAssertEqual(TemporaryDirectory.read(directory.path + "/server/note.txt"), Array(content.prefix(1000)))
+    }
+
+    func testOffersToNobodyToOneselfAndToAMemberWithoutAnInboxAreRefusedClearly() throws {
+        let source = directory.write(Array(content.prefix(1000)), to: "note.txt")
+        let alice = Member("alice", server: server, scheduler: scheduler, inbox: try inbox("alice"))
+        let carol = Member("carol", server: server, scheduler: scheduler, inbox: nil)
+        scheduler.run()
+        alice.send(source, to: "nobody")
+        alice.send(source, to: "alice")
+        alice.send(source, to: "carol")
+        scheduler.run()
+
+        let reasons = alice.results.map { result -> String in
+            if case .failure(let error) = result { error.message } else { "stored" }
+        }
+        XCTAssertEqual(reasons.count, 3)
+        XCTAssertTrue(reasons[0].contains("nobody called 'nobody' is in the room"), reasons[0])
+        XCTAssertTrue(reasons[1].contains("cannot send a file to yourself"), reasons[1])
+        XCTAssertTrue(reasons[2].contains("without --inbox"), reasons[2])
+        let told = try XCTUnwrap(carol.receiveFailures.first)
+        XCTAssertEqual(told.from, "alice")
+        XCTAssertTrue(told.reason.contains("--inbox DIR"), told.reason)
+        XCTAssertEqual(server.relayedTransferCount, 0)
+        XCTAssertEqual(alice.errors + carol.errors, [])
+    }
+
+    func testARecipientThatLeavesEndsTheTransferForTheSenderAndTheDataIsKeptForResuming() throws {
+        let source = directory.write(content, to: "big.bin")
+        let alice = Member("alice", server: server, scheduler: scheduler, inbox: nil)
+        var bob = Member("bob", server: server, scheduler: scheduler, inbox: try inbox("bob"))
+        scheduler.run()
+        alice.send(source, to: "bob")
+        runUntilData(reaches: bob) // part of the data crosses, then bob's connection breaks
+        bob.stream.close()
+        scheduler.run()
+        XCTAssertTrue(alice.failure.contains("bob left the room"), alice.failure)
+        XCTAssertEqual(server.relayedTransferCount, 0)
+        let partials = TemporaryDirectory.names(in: directory.path + "/bob/.partial")
+        XCTAssertEqual(partials.count, 1)
+        let kept = TemporaryDirectory.read(directory.path + "/bob/.partial/" + (partials.first ?? "")) ?? []
+        XCTAssertGreaterThan(kept.count, 0)
+        XCTAssertLessThan(kept.count, content.count)
+
+        // bob comes back; alice sends again: only the rest crosses.
+        bob = Member("bob", server: server, scheduler: scheduler, inbox: try inbox("bob"))
+        scheduler.run()
+        alice.results = []
+        alice.send(source, to: "bob")
+        scheduler.run()
+        let sent = try XCTUnwrap(alice.results.first).get()
+        XCTAssertEqual(sent.startOffset, UInt64(kept.count))
+        XCTAssertEqual(TemporaryDirectory.read(directory.path + "/bob/big.bin"), content)
+    }
+
+    func testASenderThatVanishesEndsTheTransferForTheRecipient() throws {
+        let source = directory.write(content, to: "big.bin")
+        let alice = Member("alice", server: server, scheduler: scheduler, inbox: nil)
+        let bob = Member("bob", server: server, scheduler: scheduler, inbox: try inbox("bob"))
+        scheduler.run()
+        alice.send(source, to: "bob")
+        runUntilData(reaches: bob)
+        alice.stream.close()
+        scheduler.run()
+        let told = try XCTUnwrap(bob.receiveFailures.first)
+        XCTAssertEqual(told.from, "alice")
+        XCTAssertTrue(told.reason.contains("alice left the room") && told.reason.contains("resumes"), told.reason)
+        XCTAssertEqual(server.relayedTransferCount, 0)
+        XCTAssertEqual(bob.errors, [])
+        XCTAssertEqual(bob.files.incoming.count, 0)
+    }
+
+    func testARecipientThatNeverAnswersIsGivenUpOnAndTold() throws {
+        let source = directory.write(Array(content.prefix(1000)), to: "note.txt")
+        let alice = Member("alice", server: server, scheduler: scheduler, inbox: nil)
+        let (mine, theirs) = InMemoryStream.pair(scheduler: scheduler)
+        let mute = RawPeer(mine)
+        server.accept(theirs)
+        mute.send(.hello(.init(name: "mute")))
+        scheduler.run()
+        alice.send(source, to: "mute")
+        scheduler.run()
+        guard let offered = mute.messages.lazy.compactMap({ if case .fileOfferFrom(let offer, "alice") = $0 { offer } else { nil } }).first else {
+            return XCTFail("\(mute.messages)")
+        }
+        XCTAssertGreaterThanOrEqual(offered.id, 1 << 31, "relayed ids are the server's, from the upper half")
+        mute.send(.pong(token: 0)) // a sign of life; it keeps answering nothing about the file
+        scheduler.advance(by: .seconds(61))
+        XCTAssertTrue(alice.failure.contains("mute did not answer the offer within 60 s"), alice.failure)
+        XCTAssertTrue(mute.messages.contains(.fileCancel(id: offered.id, reason: "mute did not answer the offer within 60 s")), "\(mute.messages.suffix(3))")
+        XCTAssertEqual(server.relayedTransferCount, 0)
+    }
+
+    func testAMemberCannotTouchAnotherMembersTransferAndOffersAreBounded() throws {
+        let (mine, theirs) = InMemoryStream.pair(scheduler: scheduler)
+        let mallory = RawPeer(mine)
+        server.accept(theirs)
+        mallory.send(.hello(.init(name: "mallory")))
+        let bob = Member("bob", server: server, scheduler: scheduler, inbox: try inbox("bob"))
+        scheduler.run()
+        // A thousand offers to bob: four reach him, the rest are refused at the server.
+        let digest = [UInt8](repeating: 7, count: 32)
+        for id in 1...1000 as ClosedRange<UInt32> {
+            mallory.send(.fileOfferTo(.init(id: id, size: 10, digest: [UInt8(id & 0xFF), UInt8(id >> 8)] + digest.dropFirst(2), name: "x\(id)"), to: "bob"))
+        }
+        scheduler.run()
+        XCTAssertEqual(bob.files.incoming.count, 4)
+        XCTAssertEqual(server.relayedTransferCount, 4)
+        let refused = mallory.messages.filter { if case .fileResult(_, .refused, _) = $0 { true } else { false } }
+        XCTAssertEqual(refused.count, 996)
+        // Ids are per connection: chunks for bob's side of the ids, or for ids mallory never
+        // offered, are mallory's own protocol errors and reach nobody.
+        let bobIDs = Array(bob.files.incoming.keys)
+        for id in bobIDs { mallory.send(.fileChunk(id: id, data: [1, 2, 3])) }
+        mallory.send(.fileAccept(id: bobIDs[0], offset: 0))
+        mallory.send(.fileOfferFrom(.init(id: 5000, size: 1, digest: digest, name: "forged"), from: "bob"))
+        scheduler.run()
+        let errors = mallory.messages.filter { if case .error(ProtocolError.Code.fileProtocol.rawValue, _) = $0 { true } else { false } }
+        XCTAssertEqual(errors.count, bobIDs.count + 2)
+        XCTAssertEqual(bob.errors, [])
+        // Bob accepted at once; more data than offered ends that transfer on both sides.
+        XCTAssertEqual(mallory.messages.count { if case .fileAccept = $0 { true } else { false } }, 4)
+        let first = try XCTUnwrap(bob.files.incoming.values.min { $0.offer.id < $1.offer.id })
+        mallory.send(.fileChunk(id: 1, data: [UInt8](repeating: 1, count: 11)))
+        scheduler.run()
+        XCTAssertTrue(mallory.messages.contains(.fileResult(id: 1, status: .refused, message: "more data than the 10 bytes offered")))
+        XCTAssertNil(bob.files.incoming[first.offer.id])
+        XCTAssertEqual(server.relayedTransferCount, 3)
+        // Mallory leaves: bob's four transfers end, nothing is left.
+        mallory.stream.close()
+        scheduler.run()
+        XCTAssertEqual(bob.files.incoming.count, 0)
+        XCTAssertEqual(bob.receiveFailures.filter { $0.reason.contains("mallory left the room") }.count, 3)
+        XCTAssertEqual(server.relayedTransferCount, 0)
+    }
+
+    func testAnOldMemberIsNotOfferedRelayedFiles() throws {
+        let source = directory.write(Array(content.prefix(10)), to: "a.txt")
+        let alice = Member("alice", server: server, scheduler: scheduler, inbox: nil)
+        let old = Member("old", server: server, scheduler: scheduler, inbox: try inbox("old"), capabilities: [.rooms, .files, .resume])
+        scheduler.run()
+        alice.send(source, to: "old")
+        scheduler.run()
+        XCTAssertTrue(alice.failure.contains("too old"), alice.failure)
+        XCTAssertTrue(old.events.isEmpty)
+    }
+}
