@@ -66,6 +66,12 @@ extension FileTransfers {
         guard offer.size <= UInt64(Int64.max) else {
             return refuse(offer.id, .refused, "\(offer.size) bytes is larger than any file this system can store", name: offer.name, from: from)
         }
+        // The same content already stored, unchanged: answered as stored, under its name.
+        if let name = inbox.existing(digest: offer.digest, size: offer.size) {
+            link.send(.fileResult(id: offer.id, status: .stored, message: name))
+            return emit(.stored(SentFile(path: inbox.directory + "/" + name, storedAs: name, size: offer.size, startOffset: offer.size,
+                                         digest: offer.digest)), from: from)
+        }
         // A relayed file resumes only from the same member through the same server; data is
         // never trusted by its key alone: the whole file's digest is checked at the end.
         let address = link.connection.peer?.addressWithScope ?? "an unknown address"
@@ -209,7 +215,9 @@ extension FileTransfers {
                 outcome = .failed(.writeFailed, "writing to the inbox failed: syncing the data to disk failed: \(String(cString: strerror(errno))); nothing was stored")
             } else {
                 do throws(FileError) {
-                    outcome = .stored(try inbox.store(transfer.key, offeredName: name))
+                    let stored = try inbox.store(transfer.key, offeredName: name)
+                    inbox.remember(stored, digest: transfer.offer.digest, size: transfer.offer.size)
+                    outcome = .stored(stored)
                 } catch {
                     outcome = .failed(.writeFailed, error.message)
                 }

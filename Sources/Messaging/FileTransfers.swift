@@ -234,8 +234,10 @@ public final class FileTransfers: @unchecked Sendable {
                 return true
             }
             if status == .stored {
+                // Stored without being accepted: the receiver had this content already.
                 finishOutgoing(.success(SentFile(path: transfer.path, storedAs: text, size: transfer.size,
-                                                 startOffset: transfer.startOffset, digest: transfer.digest)))
+                                                 startOffset: transfer.state == .offered ? transfer.size : transfer.startOffset,
+                                                 digest: transfer.digest)))
             } else {
                 finishOutgoing(.failure(FileError("the receiver did not store \(transfer.path): \(text)")))
             }

@@ -75,6 +75,30 @@ final class FileTransfersTests: XCTestCase {
         XCTAssertLessThanOrEqual(sender.stream.peakBufferedByteCount, 4 << 20, "the sender reads from disk only as the outbox drains")
     }
 
+    func testTheSameContentIsNotStoredTwiceAndAChangedFileIs() throws {
+        let source = directory.write(content, to: "photo.jpg")
+        let copy = directory.write(content, to: "copy of photo.jpg")
+        let (sender, receiver) = connect()
+        sender.send(source)
+        sender.send(copy)
+        scheduler.run()
+        XCTAssertEqual(sender.results.count, 2)
+        let again = try sender.results[1].get()
+        XCTAssertEqual(again.storedAs, "photo.jpg", "answered with the file already there")
+        XCTAssertEqual(again.bytesTransferred, 0)
+        XCTAssertEqual(TemporaryDirectory.names(in: receiverInbox.directory), [".partial", "photo.jpg"])
+
+        // Once the stored file changed, the content is received again.
+        var changed = content
+        changed[0] ^= 1
+        directory.write(changed, to: "receiver/photo.jpg")
+        sender.send(source)
+        scheduler.run()
+        XCTAssertEqual(try sender.results[2].get().storedAs, "photo (2).jpg")
+        XCTAssertEqual(TemporaryDirectory.read(receiverInbox.directory + "/photo (2).jpg"), content)
+        XCTAssertEqual(receiver.events.count { if case .stored = $0 { true } else { false } }, 3)
+    }
+
     func testSendingAFIFOIsRefusedAtOnceInsteadOfWaitingForAWriter() throws {
         let fifo = directory.path + "/not-a-file"
         XCTAssertEqual(mkfifo(fifo, 0o600), 0)

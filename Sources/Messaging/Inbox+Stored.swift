@@ -1,0 +1,54 @@
+import Glibc
+
+extension Inbox {
+    /// What the inbox remembers of a file it stored: its name, and how it looked on disk
+    /// then, so that a file changed or replaced since is not taken for the same content.
+    struct StoredFile: Sendable {
+        let name: String
+        let size: UInt64
+        let device: UInt64
+        let inode: UInt64
+        let modifiedSeconds: Int
+        let modifiedNanoseconds: Int
+    }
+
+    /// The files stored by this process remembered at most; the oldest is forgotten first.
+    /// (Forgetting only means the same content may be stored once more.)
+    static let storedFilesRemembered = 4096
+
+    /// Remembers that `name` holds the content with this digest and size. Call after `store`.
+    func remember(_ name: String, digest: [UInt8], size: UInt64) {
+        var info = stat()
+        guard fstatat(directoryFD, name, &info, AT_SYMLINK_NOFOLLOW) == 0 else { return }
+        let file = StoredFile(name: name, size: size, device: UInt64(info.st_dev), inode: UInt64(info.st_ino),
+                              modifiedSeconds: info.st_mtim.tv_sec, modifiedNanoseconds: info.st_mtim.tv_nsec)
+        stored.withLock { index in
+            if index.files[digest] == nil {
+                index.order.append(digest)
+                if index.order.count > Self.storedFilesRemembered {
+                    index.files[index.order.removeFirst()] = nil
+                }
+            }
+            index.files[digest] = file
+        }
+    }
+
+    /// The name of a file this inbox stored with exactly this content (same SHA-256 and
+    /// size) that is still there unchanged (same file, size and modification time), or nil.
+    func existing(digest: [UInt8], size: UInt64) -> String? {
+        guard let file = stored.withLock({ $0.files[digest] }), file.size == size else { return nil }
+        var info = stat()
+        guard fstatat(directoryFD, file.name, &info, AT_SYMLINK_NOFOLLOW) == 0, (info.st_mode & S_IFMT) == S_IFREG,
+              UInt64(info.st_size) == size, UInt64(info.st_dev) == file.device, UInt64(info.st_ino) == file.inode,
+              info.st_mtim.tv_sec == file.modifiedSeconds, info.st_mtim.tv_nsec == file.modifiedNanoseconds else {
+            return nil // changed since: the file is received again, and remembered anew
+        }
+        return file.name
+    }
+}
+
+/// The files an inbox stored, by SHA-256, oldest first in `order` (see `Inbox.remember`).
+struct StoredFiles: Sendable {
+    var files: [[UInt8]: Inbox.StoredFile] = [:]
+    var order: [[UInt8]] = []
+}
