@@ -2,7 +2,7 @@
 // well-behaved ones, all on in-memory streams with a manual clock, fed a *sequence* of
 // operations. Each operation is one byte `kind | slot << 3` and its arguments:
 //   0 connect hostile member `slot % 4` (argument: its read size, 1 << (b % 19) bytes)
-//   1 hostile member sends a frame: type (b < 0xE0: one of the 16 types; else b itself),
+//   1 hostile member sends a frame: type (b < 0xE0: one of the 19 types; else b itself),
 //     flags byte, 3-byte length (up to 1 MiB + 16: oversize too), then the payload (zeros
 //     when the input ends first, so a short input can make a maximum-size frame)
 //   2 hostile member sends n raw bytes (garbage, partial frames)
@@ -10,19 +10,23 @@
 //   4 hostile member closes (b even) or finishes (b odd)
 //   5 hostile member stops or resumes reading (its outbox at the server fills up)
 //   6 well-behaved member `slot % 2` joins, or says its next numbered line
-//   7 hostile member sends HELLO with a name of b % 48 bytes from the input
+//   7 hostile member sends HELLO with a name of b % 48 bytes from the input (b ≥ 0xC0: a
+//     FILE_OFFER_TO good member `b % 2` instead, id and size from the input: a relayed file
+//     that the well-behaved member accepts, and whose data the hostile one may then send)
 // Checked after every operation: nothing traps; every frame the server sends fits 1 MiB
 // of payload and decodes; each well-behaved member receives the other's lines at most
 // once, and at the end every line sent while both were in the room exactly once; members
 // that never answer PING are gone within two minutes (however they misbehave); the heap
 // stays under 16 MiB plus 10 MiB per open connection (a 4 MiB outbox each way, a frame
-// being reassembled and a read).
+// being reassembled and a read; a relayed chunk held for a recipient is within it); once
+// every connection closed, no relayed file is left.
 import MessagingCore
 import Messaging
 import MessagingTesting
 import TransportCore
 
-let frameTypes: [UInt16] = [0x01, 0x02, 0x03, 0x04, 0x05, 0x06, 0x10, 0x11, 0x12, 0x13, 0x14, 0x20, 0x21, 0x22, 0x23, 0x24]
+let frameTypes: [UInt16] = [0x01, 0x02, 0x03, 0x04, 0x05, 0x06, 0x10, 0x11, 0x12, 0x13, 0x14, 0x20, 0x21, 0x22, 0x23, 0x24,
+                            0x25, 0x26, 0x27]
 
 /// A member that follows the protocol: joins, numbers its lines (SESSION) and counts what
 /// it hears from the other well-behaved member.
@@ -58,6 +62,8 @@ final class GoodMember {
         case .welcome(let welcomed):
             name = welcomed
             link.send(.session(id: session, next: 1))
+        case .fileOfferFrom(let offer, _):
+            link.send(.fileAccept(id: offer.id, offset: 0)) // takes every relayed file, to let data flow
         case .text(let from, _, let text):
             guard let number = text.split(separator: " ").last.flatMap({ Int($0) }) else { return }
             heard[from, default: [:]][number, default: 0] += 1
@@ -121,8 +127,16 @@ func fuzzRoomServer(_ bytes: UnsafeRawBufferPointer) {
                 good[slot % 2] = GoodMember(index: slot % 2, scheduler: scheduler, server: server)
             }
         default:
-            let name = String(decoding: input.take(Int(input.byte()) % 48), as: UTF8.self)
-            peer?.send(.hello(.init(name: name)))
+            let selector = input.byte()
+            if selector >= 0xC0 {
+                let id = UInt32(truncatingIfNeeded: input.integer(bytes: 4))
+                let size = input.integer(bytes: 3)
+                peer?.send(.fileOfferTo(.init(id: id, size: size, digest: [UInt8](repeating: selector, count: 32), name: "f"),
+                                        to: "good\(selector % 2)"))
+            } else {
+                let name = String(decoding: input.take(Int(selector) % 48), as: UTF8.self)
+                peer?.send(.hello(.init(name: name)))
+            }
         }
         scheduler.run()
         for peer in hostile.compactMap({ $0 }) {
@@ -160,6 +174,7 @@ func fuzzRoomServer(_ bytes: UnsafeRawBufferPointer) {
     scheduler.run()
     scheduler.advance(by: .seconds(60))
     precondition(server.names == ["server"], "members are still listed after every connection closed: \(server.names)")
+    precondition(server.relayedTransferCount == 0, "\(server.relayedTransferCount) relayed files are left after every connection closed")
 }
 
 @main

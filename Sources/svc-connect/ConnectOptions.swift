@@ -29,7 +29,7 @@ struct ConnectOptions: Sendable {
             .init("as", value: "name", help: "Your name in the room (default: user@host); a taken name gets a suffix."),
             .init("message", value: "text", help: "Send this one line to everyone, print what arrives meanwhile, and exit."),
             .init("send", value: "file", repeatable: true, help: "Send this file to the publisher (verified by SHA-256), then exit."),
-            .init("inbox", value: "dir", help: "Accept files from the publisher into this directory."),
+            .init("inbox", value: "dir", help: "Accept files from the publisher and other members into this directory."),
             .init("no-reconnect", help: "Exit when the connection drops instead of reconnecting."),
             .init("retry-max", value: "seconds", help: "Longest wait between reconnect attempts (1, 2, 4 ... up to this; default: 64)."),
             .init("heartbeat", value: "seconds", help: "Ping the server after this much silence (default: 15)."),
@@ -39,10 +39,14 @@ struct ConnectOptions: Sendable {
             Resolves the name, tries every address of the host (IPv6 and IPv4, raced as in
             Happy Eyeballs), says on standard error which one answered first, and joins the
             room. Each line of standard input goes to everyone, or is a command:
-            /msg <peer> <text>, /who, /send <path>, /help (start a line with // to send a
-            literal /). When the connection drops, it reconnects with exponential backoff,
-            finding the service again each time; lines typed meanwhile are sent afterwards,
-            or reported as not sent when it gives up. It exits when input ends and everything
+            /msg <name> <text>, /who, /send <path> (a file to the publisher), /send <name>
+            <path> (a file to a member, passed on by the publisher into that member's
+            --inbox), /help (start a line with // to send a literal /). A name or path with
+            spaces goes in double quotes (/msg "Living room" hi; \\" is a quote inside);
+            a path starting with ~/ is in your home directory. When the connection drops,
+            it reconnects with exponential backoff, finding the service again each time;
+            lines typed meanwhile are sent afterwards, or reported as not sent when it gives
+            up. It exits when input ends and everything
             was delivered, or when the server confirms nothing for 4 heartbeat intervals
             (what it did not confirm is then reported as not sent). Printing never holds up
             the room: output that is not read keeps up to 4 MiB, then lines are dropped and

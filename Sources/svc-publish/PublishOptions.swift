@@ -44,7 +44,9 @@ struct PublishOptions: Sendable {
             once the daemon confirms it (it is renamed 'name #2' when taken). Hosts a room
             (protocol: docs/PROTOCOL.md): members join with svc-connect, text goes to every
             other member, and each line of standard input goes to every member, or is a
-            command: /msg <peer> <text>, /who, /send <peer> <path>, /help. End of input does
+            command: /msg <name> <text>, /who, /send <name> <path> (into the member's
+            --inbox), /help; a name or path with spaces goes in double quotes (\\" is a quote
+            inside), a path starting with ~/ is in your home directory. End of input does
             not stop it; SIGINT or SIGTERM says goodbye to the members, withdraws the
             service and exits 0.
 
