@@ -221,6 +221,36 @@ final class FileRelayTests: XCTestCase {
         XCTAssertEqual(server.relayedTransferCount, 0)
     }
 
+    func testIdsAreMappedPerConnectionAndAcceptingTwiceIsTheRecipientsOwnError() throws {
+        let data = Array(content.prefix(5000))
+        let source = directory.write(data, to: "note.txt")
+        let alice = Member("alice", server: server, scheduler: scheduler, inbox: nil)
+        let (mine, theirs) = InMemoryStream.pair(scheduler: scheduler)
+        let bob = RawPeer(mine)
+        server.accept(theirs)
+        bob.send(.hello(.init(name: "bob")))
+        scheduler.run()
+        alice.send(source, to: "bob")
+        scheduler.run()
+        guard let offer = bob.messages.lazy.compactMap({ if case .fileOfferFrom(let offer, "alice") = $0 { offer } else { nil } }).first else {
+            return XCTFail("\(bob.messages)")
+        }
+        XCTAssertEqual(offer.size, 5000)
+        XCTAssertEqual(offer.name, "note.txt")
+        bob.send(.fileAccept(id: offer.id, offset: 0))
+        bob.send(.fileAccept(id: offer.id, offset: 0))
+        scheduler.run()
+        XCTAssertEqual(bob.messages.count { if case .error(ProtocolError.Code.fileProtocol.rawValue, _) = $0 { true } else { false } }, 1)
+        let chunks = bob.messages.compactMap { if case .fileChunk(offer.id, let bytes) = $0 { bytes } else { nil } }
+        XCTAssertEqual(chunks.joined().map { $0 }, data, "alice's data arrives under bob's id")
+        XCTAssertTrue(bob.messages.contains(.fileEnd(id: offer.id)))
+        bob.send(.fileResult(id: offer.id, status: .stored, message: "note.txt"))
+        scheduler.run()
+        XCTAssertEqual(try XCTUnwrap(alice.results.first).get().storedAs, "note.txt")
+        XCTAssertEqual(server.relayedTransferCount, 0)
+        XCTAssertEqual(alice.errors, [])
+    }
+
     func testAMemberCannotTouchAnotherMembersTransferAndOffersAreBounded() throws {
         let (mine, theirs) = InMemoryStream.pair(scheduler: scheduler)
         let mallory = RawPeer(mine)

@@ -15,12 +15,14 @@ final class PeerLinkTests: XCTestCase {
         let peer: RawPeer
         var received: [Message] = []
         var ends: [PeerLink.EndReason] = []
+        /// Called after each message is recorded.
+        var whenReceived: (Message) -> Void = { _ in }
 
         init(handshakeTimeout: Duration? = nil, heartbeat: Duration = .seconds(15)) {
             let (mine, theirs) = InMemoryStream.pair(scheduler: scheduler)
             link = PeerLink(mine, scheduler: scheduler, handshakeTimeout: handshakeTimeout, heartbeatInterval: heartbeat)
             peer = RawPeer(theirs)
-            link.start(onMessage: { [unowned self] in received.append($0) }, onEnd: { [unowned self] in ends.append($0) })
+            link.start(onMessage: { [unowned self] in received.append($0); whenReceived($0) }, onEnd: { [unowned self] in ends.append($0) })
             scheduler.run()
         }
 
@@ -57,6 +59,22 @@ final class PeerLinkTests: XCTestCase {
         fixture.scheduler.run()
         XCTAssertEqual(fixture.received.count, 1000, "every frame is handled, in later turns")
         XCTAssertTrue(fixture.link.isOpen)
+    }
+
+    func testAHoldStopsHandlingFramesAlreadyReceivedUntilItIsReleased() {
+        let fixture = Fixture()
+        var burst: [UInt8] = []
+        for _ in 0..<10 { Message.who.encode(into: &burst) }
+        var held = false
+        fixture.whenReceived = { [unowned fixture] _ in
+            if !held { held = true; fixture.link.holdReading(.relay) } // after the first frame
+        }
+        _ = fixture.peer.send(raw: burst)
+        fixture.scheduler.run()
+        XCTAssertEqual(fixture.received.count, 1, "the frames behind the hold wait, though they arrived in the same read")
+        fixture.link.releaseReading(.relay)
+        fixture.scheduler.run()
+        XCTAssertEqual(fixture.received.count, 10)
     }
 
     func testLargeFramesEndATurnSooner() {
