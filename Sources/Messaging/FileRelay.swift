@@ -71,6 +71,9 @@ final class FileRelay {
         var pending: [UInt8]?
         /// Bumped on every change of state; the watchdog compares it with what it saw.
         var step = 0
+        /// The watchdog's next check, cancelled when the transfer ends (so that a flood of
+        /// offers ended at once leaves no timers behind).
+        var watchdog: (any ScheduledWork)?
         init(sender: Int, senderID: UInt32, recipient: Int, recipientID: UInt32, size: UInt64, name: String) {
             self.sender = sender
             self.senderID = senderID
@@ -231,11 +234,14 @@ final class FileRelay {
         endpoints[member]?.recentlyEnded.contains { $0.sending == sending && $0.id == id } ?? false
     }
 
+    /// The bytes a chunk adds to an outbox besides its data: the frame header and the id.
+    private static let chunkOverhead = Frame.headerSize + 4
+
     /// Passes a chunk on now, or keeps it and holds the sender until the recipient's outbox
     /// has room.
     private func pass(_ data: [UInt8], of transfer: Transfer) {
         guard let recipient = endpoints[transfer.recipient] else { return }
-        if recipient.link.connection.bufferedByteCount + data.count + 12 <= limits.recipientOutboxMark {
+        if recipient.link.connection.bufferedByteCount + data.count + Self.chunkOverhead <= limits.recipientOutboxMark {
             recipient.link.send(.fileChunk(id: transfer.recipientID, data: data))
             return
         }
@@ -251,7 +257,7 @@ final class FileRelay {
         var waiting = false
         for transfer in byRecipient.values where transfer.recipient == member {
             guard let data = transfer.pending else { continue }
-            guard recipient.link.connection.bufferedByteCount + data.count + 12 <= limits.recipientOutboxMark else {
+            guard recipient.link.connection.bufferedByteCount + data.count + Self.chunkOverhead <= limits.recipientOutboxMark else {
                 waiting = true
                 continue
             }
@@ -264,7 +270,7 @@ final class FileRelay {
 
     /// Ends a transfer within `idleTimeout` unless it moves on (a new state, or enough data).
     private func watch(_ transfer: Transfer, step: Int, position: UInt64) {
-        scheduler.schedule(after: limits.idleTimeout) { [weak self, weak transfer] in
+        transfer.watchdog = scheduler.schedule(after: limits.idleTimeout) { [weak self, weak transfer] in
             guard let self, let transfer, bySender[Slot(member: transfer.sender, id: transfer.senderID)] === transfer else { return }
             let wanted = max(1, min(limits.minimumProgress, transfer.size - min(position, transfer.size)))
             if transfer.step != step || transfer.position - min(position, transfer.position) >= wanted {
@@ -307,6 +313,8 @@ final class FileRelay {
             if transfer.pending != nil { sender.link.releaseReading(.relay) }
         }
         transfer.pending = nil
+        transfer.watchdog?.cancel()
+        transfer.watchdog = nil
         if let recipient = endpoints[transfer.recipient] { remember(&recipient.recentlyEnded, (false, transfer.recipientID)) }
     }
 

@@ -274,6 +274,9 @@ public final class PeerLink: @unchecked Sendable {
         timer = scheduler.schedule(at: liveness.nextDeadline, leeway: timerLeeway) { [self] in
             // the link lives while its timer does; ended() cancels it
             timer = nil
+            // While we hold reading (for the disk, or a relay's recipient), the peer's silence
+            // is ours: it counts as heard from.
+            if readingHeld.contains(where: { $0 != .turn }) { liveness.heard(at: scheduler.now) }
             switch liveness.tick(at: scheduler.now) {
             case .ping(let token): send(.ping(token: token))
             case .handshakeTimedOut: reject(ProtocolError(.handshakeTimeout, "no HELLO arrived within the handshake timeout"))

@@ -92,9 +92,19 @@ final class FileTransferTests: XCTestCase {
         XCTAssertEqual(inboxFiles(inbox), ["payload.bin"])
         XCTAssertEqual(try sha256(of: inbox + "/payload.bin"), digest)
 
-        // The same name again is stored beside it, never over it.
-        let again = try TestLAN.run("svc-connect", on: "b", [name, "--send", path])
+        // The same content again is not stored twice: the sender is told the file already there.
+        let again = try TestLAN.run("svc-connect", on: "b", [name, "--send", path, "--json"])
         XCTAssertEqual(again.waitForExit(timeout: 120), 0, again.transcript)
+        let repeated = try XCTUnwrap(again.jsonEvents.first { $0["event"] as? String == "file-sent" }, again.transcript)
+        XCTAssertEqual(repeated["stored_as"] as? String, "payload.bin")
+        XCTAssertEqual(repeated["bytes_transferred"] as? Int, 0)
+        XCTAssertEqual(inboxFiles(inbox), ["payload.bin"])
+
+        // Other content under the same name is stored beside it, never over it.
+        try FileManager.default.createDirectory(atPath: directory + "/other", withIntermediateDirectories: true)
+        try "other content\n".write(toFile: directory + "/other/payload.bin", atomically: true, encoding: .utf8)
+        let other = try TestLAN.run("svc-connect", on: "b", [name, "--send", directory + "/other/payload.bin"])
+        XCTAssertEqual(other.waitForExit(timeout: 60), 0, other.transcript)
         XCTAssertEqual(inboxFiles(inbox), ["payload (2).bin", "payload.bin"])
         publisher.signal(SIGTERM)
         XCTAssertEqual(publisher.waitForExit(), 0)

@@ -294,6 +294,24 @@ final class FileRelayTests: XCTestCase {
         XCTAssertEqual(server.relayedTransferCount, 0)
     }
 
+    func testAThousandOffersRefusedByTheRecipientLeaveNoStateOrTimersBehind() throws {
+        let (mine, theirs) = InMemoryStream.pair(scheduler: scheduler)
+        let mallory = RawPeer(mine)
+        server.accept(theirs)
+        mallory.send(.hello(.init(name: "mallory")))
+        let carol = Member("carol", server: server, scheduler: scheduler, inbox: nil)
+        scheduler.run()
+        let timers = scheduler.pendingTimerCount
+        for id in 1...1000 as ClosedRange<UInt32> {
+            mallory.send(.fileOfferTo(.init(id: id, size: 10, digest: [UInt8](repeating: 1, count: 32), name: "x"), to: "carol"))
+        }
+        scheduler.run()
+        XCTAssertEqual(mallory.messages.count { if case .fileResult(_, .refused, _) = $0 { true } else { false } }, 1000)
+        XCTAssertEqual(server.relayedTransferCount, 0)
+        XCTAssertLessThanOrEqual(scheduler.pendingTimerCount, timers + 2, "no watchdog outlives its transfer")
+        XCTAssertEqual(carol.errors, [])
+    }
+
     func testAnOldMemberIsNotOfferedRelayedFiles() throws {
         let source = directory.write(Array(content.prefix(10)), to: "a.txt")
         let alice = Member("alice", server: server, scheduler: scheduler, inbox: nil)
