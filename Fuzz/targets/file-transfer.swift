@@ -9,7 +9,7 @@
 //   then operations, one byte `kind | argument << 3`:
 //   0 run at most b work items (the transfer advances part way)
 //   1 / 2 a frame to the receiver / to the sender, as a third party would write it: type
-//     (b < 0xE0: one of the 16 types; else b), flags byte, 3-byte length up to 1 MiB, payload
+//     (b < 0xE0: one of the 19 types; else b), flags byte, 3-byte length up to 1 MiB, payload
 //   3 the clock moves on by b × 0.5 s
 //   4 the receiver stops or resumes reading
 //   5 one end closes (argument even: sender) or finishes
@@ -24,7 +24,8 @@ import MessagingCore
 import MessagingTesting
 import TransportCore
 
-let frameTypes: [UInt16] = [0x01, 0x02, 0x03, 0x04, 0x05, 0x06, 0x10, 0x11, 0x12, 0x13, 0x14, 0x20, 0x21, 0x22, 0x23, 0x24]
+let frameTypes: [UInt16] = [0x01, 0x02, 0x03, 0x04, 0x05, 0x06, 0x10, 0x11, 0x12, 0x13, 0x14, 0x20, 0x21, 0x22, 0x23, 0x24,
+                            0x25, 0x26, 0x27]
 
 /// One end: a link, its transfers, and a check of every frame it writes.
 final class End {

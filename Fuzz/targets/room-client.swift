@@ -1,7 +1,7 @@
 // Fuzz target `room-client`: a RoomClient (inbox in a temporary directory) joined to a hostile
 // server over an in-memory stream, with a manual clock driven on the client's queue. After
 // the client's HELLO, the input is a sequence of operations, one byte `kind | argument << 3`:
-//   0 the server sends a frame: type (b < 0xE0: one of the 16 types; else b), flags byte,
+//   0 the server sends a frame: type (b < 0xE0: one of the 19 types; else b), flags byte,
 //     3-byte length (up to 1 MiB + 16: oversize too), payload (zeros past the input's end)
 //   1 the server sends n raw bytes
 //   2 the server sends HELLO with capabilities b (ACK on or off)
@@ -25,7 +25,8 @@ import MessagingTesting
 import Synchronization
 import TransportCore
 
-let frameTypes: [UInt16] = [0x01, 0x02, 0x03, 0x04, 0x05, 0x06, 0x10, 0x11, 0x12, 0x13, 0x14, 0x20, 0x21, 0x22, 0x23, 0x24]
+let frameTypes: [UInt16] = [0x01, 0x02, 0x03, 0x04, 0x05, 0x06, 0x10, 0x11, 0x12, 0x13, 0x14, 0x20, 0x21, 0x22, 0x23, 0x24,
+                            0x25, 0x26, 0x27]
 let queue = DispatchQueue(label: "fuzz.room.client")
 
 /// What the connector hands over, shared between the client's task and the fuzzer.
