@@ -214,6 +214,9 @@ public final class RoomServer: @unchecked Sendable {
         switch message {
         case .fileOfferTo(let offer, let to) where MemberName.same(to, options.name):
             return received(.fileOffer(offer), from: member) // to the server itself: its inbox
+        case .fileOfferTo(let offer, _) where member.files?.incoming[offer.id] != nil:
+            member.link.send(.fileResult(id: offer.id, status: .refused, message: "transfer id \(offer.id) is already in use"))
+            return
         case .fileOfferTo(let offer, let to):
             return relay.offer(offer, from: member.id, to: roster.id(named: to), named: to,
                                otherTransfers: member.files?.incoming.count ?? 0)

@@ -286,6 +286,12 @@ final class FileRelayTests: XCTestCase {
         XCTAssertTrue(mallory.messages.contains(.fileResult(id: 1, status: .refused, message: "more data than the 10 bytes offered")))
         XCTAssertNil(bob.files.incoming[first.offer.id])
         XCTAssertEqual(server.relayedTransferCount, 3)
+        // One id, one transfer: an id in use for a file to the server is not relayed as well.
+        mallory.send(.fileOffer(.init(id: 5001, size: 10, digest: [UInt8](repeating: 9, count: 32), name: "to-server")))
+        mallory.send(.fileOfferTo(.init(id: 5001, size: 10, digest: [UInt8](repeating: 8, count: 32), name: "to-bob"), to: "bob"))
+        scheduler.run()
+        XCTAssertTrue(mallory.messages.contains(.fileResult(id: 5001, status: .refused, message: "transfer id 5001 is already in use")))
+        XCTAssertEqual(server.relayedTransferCount, 3)
         // Mallory leaves: bob's four transfers end, nothing is left.
         mallory.stream.close()
         scheduler.run()
