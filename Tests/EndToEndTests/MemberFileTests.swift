@@ -93,6 +93,12 @@ final class MemberFileTests: XCTestCase {
         XCTAssertEqual(told["from"] as? String, "alice")
         XCTAssertTrue((told["reason"] as? String ?? "").contains("--inbox DIR"), "\(told)")
 
+        // So is the publisher, addressed by its quoted name.
+        alice.send("/send \"\(name)\" \(path)")
+        let publisherTold = try XCTUnwrap(publisher.waitForEvent { $0["event"] as? String == "file-failed" }, publisher.transcript)
+        XCTAssertEqual(publisherTold["from"] as? String, "alice")
+        XCTAssertTrue((publisherTold["reason"] as? String ?? "").contains("--inbox DIR"), "\(publisherTold)")
+
         alice.send("/send nobody \(path)")
         XCTAssertNotNil(waitForStderr(alice) { $0.contains("nobody called 'nobody' is in the room") }, alice.transcript)
 
@@ -106,7 +112,7 @@ final class MemberFileTests: XCTestCase {
         XCTAssertNotNil(waitForStderr(publisher) { $0.contains("is this room's own name") }, publisher.transcript)
 
         for member in [alice, bob, carol] { member.closeStdin() }
-        XCTAssertEqual(alice.waitForExit(), 74, "two files were not delivered: " + alice.transcript)
+        XCTAssertEqual(alice.waitForExit(), 74, "three files were not delivered: " + alice.transcript)
         XCTAssertEqual(bob.waitForExit(), 0, bob.transcript)
         XCTAssertEqual(carol.waitForExit(), 0, carol.transcript)
         publisher.signal(SIGTERM)
