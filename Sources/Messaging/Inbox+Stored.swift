@@ -39,7 +39,7 @@ extension Inbox {
         guard let file = stored.withLock({ $0.files[digest] }), file.size == size else { return nil }
         var info = stat()
         guard fstatat(directoryFD, file.name, &info, AT_SYMLINK_NOFOLLOW) == 0, (info.st_mode & S_IFMT) == S_IFREG,
-              UInt64(info.st_size) == size, UInt64(info.st_dev) == file.device, UInt64(info.st_ino) == file.inode,
+              UInt64(clamping: info.st_size) == size, UInt64(info.st_dev) == file.device, UInt64(info.st_ino) == file.inode,
               info.st_mtim.tv_sec == file.modifiedSeconds, info.st_mtim.tv_nsec == file.modifiedNanoseconds else {
             return nil // changed since: the file is received again, and remembered anew
         }
