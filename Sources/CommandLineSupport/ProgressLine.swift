@@ -30,47 +30,56 @@ public enum ProgressLine {
                               others: Int = 0, width: Int) -> String {
         let columns = max(1, width - 1)
         let label = TerminalSafe.escape(label)
-        // The fields after the bar, most important first; dropped from the end when narrow.
-        var fields = ["\(TransferFormat.bytes(snapshot.done))/\(TransferFormat.bytes(snapshot.total))"]
+        // The fields after the bar, each with its rank: when the line is too narrow, the
+        // highest rank goes first (elapsed, then ETA, then how many more, then the rate).
+        // Bytes done and the rate are padded to a steady width, so the line does not jitter.
+        func padded(_ text: String, to width: Int) -> String { String(repeating: " ", count: max(0, width - text.count)) + text }
+        let total = TransferFormat.bytes(snapshot.total)
+        var fields: [(text: String, rank: Int)] = [("\(padded(TransferFormat.bytes(snapshot.done), to: total.count))/\(total)", 0)]
         if condition == .reconnecting {
-            fields.append("reconnecting")
+            fields.append(("reconnecting", 1))
         } else if let stalled = snapshot.stalledFor {
-            fields.append("stalled \(TransferFormat.duration(stalled))")
+            fields.append(("stalled \(TransferFormat.duration(stalled))", 1))
         } else {
-            fields.append(snapshot.bytesPerSecond.map(TransferFormat.rate) ?? "-- B/s")
+            fields.append((padded(snapshot.bytesPerSecond.map(TransferFormat.rate) ?? "-- B/s", to: "999.9 KiB/s".count), 1))
         }
-        fields.append(TransferFormat.duration(snapshot.elapsed))
+        fields.append((TransferFormat.duration(snapshot.elapsed), 4))
         if !snapshot.isComplete, condition == .running, snapshot.stalledFor == nil {
             if let remaining = snapshot.remaining {
-                fields.append("ETA " + (remaining >= TransferMeter.Snapshot.longestEstimate ? ">" : "") + TransferFormat.duration(remaining))
+                // Rounded up: "ETA 0:00" only once nothing is left.
+                let shown = remaining >= TransferMeter.Snapshot.longestEstimate ? ">" + TransferFormat.duration(remaining)
+                    : TransferFormat.duration(remaining + .nanoseconds(999_999_999))
+                fields.append(("ETA " + shown, 3))
             } else {
-                fields.append("ETA --:--")
+                fields.append(("ETA --:--", 3))
             }
         }
-        if others > 0 { fields.append("(+\(others) more)") }
+        if others > 0 { fields.append(("(+\(others) more)", 2)) }
         let percent = String(repeating: " ", count: max(0, 3 - String(snapshot.percent).count)) + "\(snapshot.percent)%"
 
-        func tail(_ count: Int, bar: Int) -> String {
+        func tail(_ kept: [(text: String, rank: Int)], bar: Int) -> String {
             var first = percent
             if bar > 0 {
                 let filled = snapshot.isComplete ? bar : min(bar, Int(Double(bar) * Double(snapshot.percent) / 100))
                 first += " [" + String(repeating: "#", count: filled) + String(repeating: ".", count: bar - filled) + "]"
             }
-            return ([first] + fields.prefix(count)).joined(separator: "  ")
+            return ([first] + kept.map(\.text)).joined(separator: "  ")
         }
 
-        // Drop fields until the tail leaves a few columns for the label.
+        // Drop fields until the tail leaves the label `shortestLabel` columns: a name cut much shorter says little.
         let labelWidth = displayWidth(label)
-        let shortestLabel = min(labelWidth, 8)
-        var count = fields.count
-        while count > 0, displayWidth(tail(count, bar: 0)) + 1 + shortestLabel > columns { count -= 1 }
-        let plain = tail(count, bar: 0)
+        let shortestLabel = min(labelWidth, 20)
+        while !fields.isEmpty, displayWidth(tail(fields, bar: 0)) + 1 + shortestLabel > columns,
+              let worst = fields.indices.max(by: { fields[$0].rank < fields[$1].rank }) {
+            fields.remove(at: worst)
+        }
+        let plain = tail(fields, bar: 0)
         // A bar when it fits beside a label of up to a third of the line.
-        let labelCap = min(labelWidth, max(12, columns / 3))
+        let labelCap = min(labelWidth, max(16, columns / 3))
         let spare = columns - displayWidth(plain) - 1 - labelCap
         if spare >= 13 { // " [" and "]" around at least 10 cells
             let bar = min(widestBar, spare - 3)
-            return truncated(label, to: labelCap) + " " + tail(count, bar: bar)
+            return truncated(label, to: labelCap) + " " + tail(fields, bar: bar)
         }
         let room = columns - displayWidth(plain) - 1
         guard room > 0 else { return truncated(plain, to: columns) }

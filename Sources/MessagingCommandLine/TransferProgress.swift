@@ -85,7 +85,7 @@ public final class TransferProgress: Sendable {
         if output.json {
             if let event { emit(event, at: now, output) }
         } else {
-            draw(force: false)
+            draw(force: done >= total) // 100% shows while the receiver verifies
         }
     }
 
@@ -175,8 +175,7 @@ public final class TransferProgress: Sendable {
             ("resumed_from", .integer(Int(clamping: snapshot.startOffset))),
             ("elapsed_ms", .integer(Int(clamping: elapsed.seconds * 1000 + elapsed.attoseconds / 1_000_000_000_000_000))),
             ("bytes_per_second", snapshot.bytesPerSecond.map { .integer(Int(clamping: UInt64(min(max(0, $0), 1e18)))) } ?? .null),
-            ("eta_seconds", snapshot.remaining.map { .integer(Int(clamping: $0.components.seconds)) } ?? .null),
-            ("stalled", .bool(snapshot.stalledFor != nil)),
+            ("eta_seconds", snapshot.remaining.map { .integer(Int(clamping: ($0 + .nanoseconds(999_999_999)).components.seconds)) } ?? .null),
         ])
     }
 }

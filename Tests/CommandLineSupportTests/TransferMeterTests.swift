@@ -137,7 +137,7 @@ final class ProgressLineTests: XCTestCase {
 
     func testAWideTerminalShowsEverything() {
         let line = ProgressLine.render(label: "holiday.mp4 to alice", snapshot(done: 42 * mib, total: 84 * mib, after: 42), width: 120)
-        XCTAssertEqual(line, "holiday.mp4 to alice  50% [###############...............]  42.0 MiB/84.0 MiB  1.0 MiB/s  0:42  ETA 0:42")
+        XCTAssertEqual(line, "holiday.mp4 to alice  50% [###############...............]  42.0 MiB/84.0 MiB    1.0 MiB/s  0:42  ETA 0:42")
         XCTAssertLessThan(line.count, 120)
     }
 
@@ -153,10 +153,15 @@ final class ProgressLineTests: XCTestCase {
 
     func testANarrowTerminalDropsTheBarThenTheLeastImportantFields() {
         let shot = snapshot(done: 42 * mib, total: 84 * mib, after: 42)
+        XCTAssertEqual(ProgressLine.render(label: "f", snapshot(done: 5 * mib, total: 84 * mib, after: 42), width: 200),
+                       "f   5% [#.............................]   5.0 MiB/84.0 MiB  121.9 KiB/s  0:42  ETA 11:04", "steady widths")
         XCTAssertEqual(ProgressLine.render(label: "holiday.mp4", shot, width: 80),
-                       "holiday.mp4  50% [#######.......]  42.0 MiB/84.0 MiB  1.0 MiB/s  0:42  ETA 0:42")
-        XCTAssertEqual(ProgressLine.render(label: "holiday.mp4", shot, width: 60), "holid...  50%  42.0 MiB/84.0 MiB  1.0 MiB/s  0:42  ETA 0:42",
-                       "no bar; the label shrinks to 8 columns before a field goes")
+                       "holiday.mp4  50% [######......]  42.0 MiB/84.0 MiB    1.0 MiB/s  0:42  ETA 0:42")
+        XCTAssertEqual(ProgressLine.render(label: "holiday.mp4", shot, width: 60), "holiday.mp4  50%  42.0 MiB/84.0 MiB    1.0 MiB/s  ETA 0:42",
+                       "no bar, and the elapsed time goes before the ETA")
+        XCTAssertEqual(ProgressLine.render(label: "the holiday film.mp4 to alice", shot, width: 72),
+                       "the holiday film.mp4 ...  50%  42.0 MiB/84.0 MiB    1.0 MiB/s  ETA 0:42",
+                       "the label keeps 20 columns or more before a field goes")
         XCTAssertEqual(ProgressLine.render(label: "holiday.mp4", shot, width: 40), "holiday.mp4  50%  42.0 MiB/84.0 MiB",
                        "rate, elapsed and ETA go; the label has the room again")
     }
@@ -168,7 +173,7 @@ final class ProgressLineTests: XCTestCase {
                        "f  11% [###...........................]  10.0 MiB/84.0 MiB  reconnecting  0:08")
         let done = snapshot(done: 84 * mib, total: 84 * mib, after: 42)
         XCTAssertEqual(ProgressLine.render(label: "f", done, others: 1, width: 200),
-                       "f 100% [##############################]  84.0 MiB/84.0 MiB  2.0 MiB/s  0:42  (+1 more)")
+                       "f 100% [##############################]  84.0 MiB/84.0 MiB    2.0 MiB/s  0:42  (+1 more)")
     }
 
     func testPeerChosenTextIsEscaped() {
