@@ -64,13 +64,9 @@ public final class TransferProgress: Sendable {
         let now = ContinuousClock.now
         let key = Key(direction: direction, peer: peer, name: name)
         let event = state.withLock { state -> Entry? in
-            guard let index = state.entries.firstIndex(where: { $0.key == key }) else {
-                // No start seen (e.g. a progress report from before a restart of the board).
-                var entry = Entry(key: key, meter: TransferMeter(total: total, startOffset: done, at: now))
-                entry.lastEvent = output.json ? now : nil
-                state.entries.append(entry)
-                return output.json ? entry : nil
-            }
+            // Reports come only between a start and an end; one without a start is ignored
+            // rather than left on the bar for good.
+            guard let index = state.entries.firstIndex(where: { $0.key == key }) else { return nil }
             state.entries[index].meter.record(done, at: now)
             state.entries[index].reconnecting = false
             let entry = state.entries[index]
@@ -119,30 +115,27 @@ public final class TransferProgress: Sendable {
 
     /// Draws the bar (or takes it down when nothing is left), unless it was drawn less than
     /// `redrawInterval` ago and `force` is false; keeps the once-a-second redraw going while
-    /// a transfer is shown.
+    /// a transfer is shown. The bar is handed to `Console` under the lock, so that a redraw
+    /// computed before a transfer ended cannot land after the bar was taken down.
     private func draw(force: Bool) {
         guard Console.standardErrorIsTerminal else { return }
         let now = ContinuousClock.now
-        let (line, startTicking) = state.withLock { state -> (String??, Bool) in
+        let startTicking = state.withLock { state -> Bool in
             guard let first = state.entries.first else {
                 state.lastDraw = nil
-                return (.some(nil), false)
+                Console.clearProgress()
+                return false
             }
-            if !force, let last = state.lastDraw, now - last < Self.redrawInterval { return (nil, false) }
+            if !force, let last = state.lastDraw, now - last < Self.redrawInterval { return false }
             state.lastDraw = now
             let key = first.key
             let name = key.direction == .sending ? String(key.name.split(separator: "/").last ?? "") : key.name
             let label = key.direction == .sending ? "\(name) to \(key.peer)" : "\(name) from \(key.peer)"
-            let line = ProgressLine.render(label: label, first.meter.snapshot(at: now), condition: first.reconnecting ? .reconnecting : .running,
-                                           others: state.entries.count - 1, width: Console.terminalWidth)
-            let startTicking = !state.ticking
+            Console.progress(ProgressLine.render(label: label, first.meter.snapshot(at: now), condition: first.reconnecting ? .reconnecting : .running,
+                                                 others: state.entries.count - 1, width: Console.terminalWidth))
+            guard !state.ticking else { return false }
             state.ticking = true
-            return (.some(line), startTicking)
-        }
-        switch line {
-        case .none: break
-        case .some(.none): Console.clearProgress()
-        case .some(.some(let text)): Console.progress(text)
+            return true
         }
         if startTicking { tick() }
     }

@@ -141,6 +141,14 @@ final class ProgressLineTests: XCTestCase {
         XCTAssertLessThan(line.count, 120)
     }
 
+    func testTheREADMEsExampleIsWhatIsDrawn() {
+        var meter = TransferMeter(total: 200 * mib, at: start)
+        for half in 1...14 { meter.record(UInt64(12.3 * Double(half) / 2 * Double(mib)), at: start + .milliseconds(500 * Int64(half))) }
+        meter.record(90 * mib, at: start + .milliseconds(7300))
+        XCTAssertEqual(ProgressLine.render(label: "holiday.mp4 to Living room", meter.snapshot(at: start + .milliseconds(7300)), width: 100),
+                       "holiday.mp4 to Living room  45% [######.........]   90.0 MiB/200.0 MiB   12.3 MiB/s  0:07  ETA 0:09")
+    }
+
     func testTheLineAlwaysFitsTheWidth() {
         let long = String(repeating: "very-long-file-name-", count: 10) + ".iso to Living room"
         for width in [1, 2, 5, 10, 20, 30, 40, 60, 80, 100, 200] {
