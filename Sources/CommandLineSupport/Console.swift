@@ -93,9 +93,9 @@ public enum Console {
 
     /// Waits until stdout and then stderr have written everything queued. A stream that
     /// writes nothing for `stallTimeout` is given up on, so exiting never hangs on a reader
-    /// that stopped reading.
+    /// that stopped reading. The status line is taken down first, for good.
     public static func flush(stallTimeout: Duration = .seconds(5)) {
-        standardError.setStatus(nil) // the shell's prompt goes where the status line was
+        standardError.endStatus() // the shell's prompt goes where the status line was
         for stream in [standardOutput, standardError] {
             var lastProgress = ContinuousClock.now
             var lastCount = stream.bytesWritten

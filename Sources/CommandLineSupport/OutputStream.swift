@@ -35,6 +35,8 @@ final class OutputStream: Sendable {
         /// Whether a status line is on screen, and whether `status` changed since drawn.
         var statusShown = false
         var statusChanged = false
+        /// Set by `endStatus`: no status line is drawn any more.
+        var statusEnded = false
         /// True while a drain is scheduled or running on `queue`.
         var draining = false
         var droppedLines = 0
@@ -81,7 +83,7 @@ final class OutputStream: Sendable {
     /// line that fits the terminal), or removes it (nil). Never blocks on the reader.
     func setStatus(_ text: String?) {
         let startDrain = state.withLock { state -> Bool in
-            guard !state.closed else { return false }
+            guard !state.closed, !state.statusEnded else { return false }
             let bytes = text.map { Array($0.utf8) }
             guard bytes != state.status else { return false }
             state.status = bytes
@@ -89,6 +91,13 @@ final class OutputStream: Sendable {
             return state.startDraining()
         }
         if startDrain { queue.async { self.drain() } }
+    }
+
+    /// Removes the status line for good (before exiting: the shell's prompt goes where it was,
+    /// and a redraw that comes later is ignored).
+    func endStatus() {
+        setStatus(nil)
+        state.withLock { $0.statusEnded = true }
     }
 
     /// Sets what runs once when a write fails (e.g. EPIPE: nobody reads any more).

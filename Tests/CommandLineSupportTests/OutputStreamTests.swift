@@ -103,6 +103,11 @@ final class OutputStreamTests: XCTestCase {
         waitUntilIdle(stream)
         stream.write("after\n")
         waitUntilIdle(stream)
+        stream.setStatus("bar 3")
+        waitUntilIdle(stream)
+        stream.endStatus()
+        stream.setStatus("bar 4") // a redraw after the end is ignored
+        waitUntilIdle(stream)
         close(ends[1])
         close(other)
         var bytes: [UInt8] = []
@@ -116,7 +121,8 @@ final class OutputStreamTests: XCTestCase {
         let clear = "\r\u{1B}[K"
         XCTAssertEqual(String(decoding: bytes, as: UTF8.self),
                        "before\n" + "\rbar 1\u{1B}[K" + clear + "a note\n" + "bar 1\u{1B}[K" + clear + "a room line\n" + "bar 1\u{1B}[K"
-                           + "\rbar 2\u{1B}[K" + clear + "after\n")
+                           + "\rbar 2\u{1B}[K" + clear + "after\n"
+                           + "\rbar 3\u{1B}[K" + clear)
     }
 
     func testASlowTerminalGetsOnlyTheLatestStatusLine() {
