@@ -59,7 +59,7 @@ let package = Package(
         // Option parsing, help, exit codes, terminal-safe output, signals.
         .target(name: "CommandLineSupport", dependencies: ["DNSSD", "TransportCore", "SafeText"]),
         // How svc-publish and svc-connect print file transfers (keeps libcrypto out of svc-browse).
-        .target(name: "MessagingCommandLine", dependencies: ["CommandLineSupport", "Messaging"]),
+        .target(name: "MessagingCommandLine", dependencies: ["CommandLineSupport", "Messaging", "MessagingCore"]),
 
         .executableTarget(
             name: "svc-publish",

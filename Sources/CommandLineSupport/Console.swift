@@ -11,6 +11,11 @@ import Glibc
 /// memory, never a blocked thread; lines that do not fit are dropped and counted, and the
 /// count is printed on stderr once the stream is written out again.
 ///
+/// On a terminal, stderr may show a status line (`progress`): every line printed, on stdout or
+/// stderr, takes it down, appears above it, and draws it again. When stdout and stderr are
+/// both terminals, stdout's lines are written by stderr's writer (still to stdout), so that
+/// they keep their order with the status line.
+///
 /// - Important: Call `flush(stallTimeout:)` before exiting (`ToolMain` does), or the last
 ///   lines may be lost.
 public enum Console {
@@ -25,8 +30,20 @@ public enum Console {
     }()
     static let standardError = OutputStream(descriptor: STDERR_FILENO, name: "standard error", capacity: bufferCapacity)
 
+    /// Whether stdout and stderr are both terminals (see above).
+    static let sharedTerminal = isatty(STDOUT_FILENO) == 1 && isatty(STDERR_FILENO) == 1
+
+    /// Whether stderr is a terminal: a progress bar is drawn only then.
+    public static let standardErrorIsTerminal = isatty(STDERR_FILENO) == 1
+
     /// Prints a result line on stdout.
-    public static func out(_ line: String) { standardOutput.write(TerminalSafe.escape(line) + "\n") }
+    public static func out(_ line: String) {
+        let text = TerminalSafe.escape(line) + "\n"
+        guard sharedTerminal else { return standardOutput.write(text) }
+        // A hung-up terminal closed stdout (see `whenStandardOutputCloses`): stop printing.
+        guard !standardOutput.isClosed else { return }
+        standardError.write(text, to: STDOUT_FILENO)
+    }
 
     /// Prints a diagnostic line on stderr, prefixed with the tool's name.
     public static func note(_ line: String) { standardError.write("\(toolName): \(TerminalSafe.escape(line))\n") }
@@ -42,11 +59,21 @@ public enum Console {
         (toStandardError ? standardError : standardOutput).write(escaped)
     }
 
-    /// Draws `text` (escaped) over the current stderr line, for a progress bar.
-    public static func progress(_ text: String) { standardError.write("\r" + TerminalSafe.escape(text)) }
+    /// Shows `text` (escaped) as stderr's status line, below everything printed, e.g. a
+    /// progress bar. Keep it one line narrower than `terminalWidth`. Only the latest text is
+    /// drawn when the terminal is slow.
+    public static func progress(_ text: String) { standardError.setStatus(TerminalSafe.escape(text)) }
 
-    /// Clears the stderr line `progress` drew.
-    public static func clearProgress() { standardError.write("\r\u{1B}[K") }
+    /// Removes the status line `progress` drew.
+    public static func clearProgress() { standardError.setStatus(nil) }
+
+    /// The width of the terminal on stderr in columns (`TIOCGWINSZ`), or 80 when stderr is not
+    /// a terminal or does not say.
+    public static var terminalWidth: Int {
+        var size = winsize()
+        guard ioctl(STDERR_FILENO, UInt(TIOCGWINSZ), &size) == 0, size.ws_col > 0 else { return 80 }
+        return Int(size.ws_col)
+    }
 
     /// Runs `handler` once when stdout is closed by its reader (e.g. `svc-browse | head -1`
     /// after `head` exits), even while nothing is being written, instead of printing a note.
@@ -66,8 +93,9 @@ public enum Console {
 
     /// Waits until stdout and then stderr have written everything queued. A stream that
     /// writes nothing for `stallTimeout` is given up on, so exiting never hangs on a reader
-    /// that stopped reading.
+    /// that stopped reading. The status line is taken down first, for good.
     public static func flush(stallTimeout: Duration = .seconds(5)) {
+        standardError.endStatus() // the shell's prompt goes where the status line was
         for stream in [standardOutput, standardError] {
             var lastProgress = ContinuousClock.now
             var lastCount = stream.bytesWritten

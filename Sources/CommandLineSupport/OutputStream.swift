@@ -10,6 +10,11 @@ import Synchronization
 /// stream has written everything it held, it reports the count (see `dropNote`). When a write
 /// fails (the reader closed a pipe: EPIPE), the stream closes: pending and later lines are
 /// discarded and `onClose` runs once.
+///
+/// A terminal stream may also show a status line (a progress bar) below the lines: each batch
+/// of lines is written as "clear the status line, the lines, the status line again", so lines
+/// land above it. The status line is state, not queued bytes: however often it changes while
+/// the terminal is slow, only the latest one is drawn.
 final class OutputStream: Sendable {
     /// The descriptor written to; owned by the process, never closed here.
     let descriptor: Int32
@@ -21,8 +26,17 @@ final class OutputStream: Sendable {
     /// Everything mutable; the queue takes bytes out under the lock and writes without it.
     private let state = Mutex(State())
 
-    private struct State {
-        var pending: [UInt8] = []
+    fileprivate struct State {
+        /// Bytes to write, in order, with the descriptor each goes to (see `write(_:to:)`).
+        var pending: [Segment] = []
+        var pendingCount = 0
+        /// The status line to show (escaped, one line, no newline); nil: none.
+        var status: [UInt8]?
+        /// Whether a status line is on screen, and whether `status` changed since drawn.
+        var statusShown = false
+        var statusChanged = false
+        /// Set by `endStatus`: no status line is drawn any more.
+        var statusEnded = false
         /// True while a drain is scheduled or running on `queue`.
         var draining = false
         var droppedLines = 0
@@ -40,21 +54,50 @@ final class OutputStream: Sendable {
         queue = DispatchQueue(label: "svc.output.\(descriptor)")
     }
 
+    /// Bytes for one descriptor.
+    fileprivate struct Segment {
+        var descriptor: Int32
+        var bytes: [UInt8]
+    }
+
     /// Queues `text` (whole lines) to be written, or drops it when the buffer is full or the
     /// stream is closed. Never blocks on the reader.
-    func write(_ text: String) {
+    /// - Parameter descriptor: where the text goes, nil for this stream's own descriptor.
+    ///   Another one (stdout, when stdout and stderr are one terminal) keeps the text in
+    ///   order with this stream's lines and status line.
+    func write(_ text: String, to descriptor: Int32? = nil) {
+        let descriptor = descriptor ?? self.descriptor
         let startDrain = state.withLock { state -> Bool in
             guard !state.closed else { return false }
-            guard state.pending.count + text.utf8.count <= capacity else {
+            guard state.pendingCount + text.utf8.count <= capacity else {
                 state.droppedLines += 1
                 return false
             }
-            state.pending.append(contentsOf: text.utf8)
-            guard !state.draining else { return false }
-            state.draining = true
-            return true
+            state.append(Array(text.utf8), to: descriptor)
+            return state.startDraining()
         }
         if startDrain { queue.async { self.drain() } }
+    }
+
+    /// Shows `text` as the status line below everything written (escaped by the caller, one
+    /// line that fits the terminal), or removes it (nil). Never blocks on the reader.
+    func setStatus(_ text: String?) {
+        let startDrain = state.withLock { state -> Bool in
+            guard !state.closed, !state.statusEnded else { return false }
+            let bytes = text.map { Array($0.utf8) }
+            guard bytes != state.status else { return false }
+            state.status = bytes
+            state.statusChanged = true
+            return state.startDraining()
+        }
+        if startDrain { queue.async { self.drain() } }
+    }
+
+    /// Removes the status line for good (before exiting: the shell's prompt goes where it was,
+    /// and a redraw that comes later is ignored).
+    func endStatus() {
+        setStatus(nil)
+        state.withLock { $0.statusEnded = true }
     }
 
     /// Sets what runs once when a write fails (e.g. EPIPE: nobody reads any more).
@@ -68,7 +111,9 @@ final class OutputStream: Sendable {
     }
 
     /// True when everything queued has been written, or the stream is closed.
-    var isIdle: Bool { state.withLock { $0.closed || (!$0.draining && $0.pending.isEmpty) } }
+    var isIdle: Bool { state.withLock { $0.closed || (!$0.draining && $0.pending.isEmpty && !$0.statusChanged) } }
+    /// True once a write failed or `close` was called.
+    var isClosed: Bool { state.withLock { $0.closed } }
     /// Bytes written so far, to tell a slow reader from one that stopped.
     var bytesWritten: Int { state.withLock { $0.bytesWritten } }
 
@@ -78,6 +123,7 @@ final class OutputStream: Sendable {
             guard !state.closed else { return nil }
             state.closed = true
             state.pending = []
+            state.pendingCount = 0
             defer { state.onClose = nil }
             return state.onClose
         }
@@ -85,7 +131,7 @@ final class OutputStream: Sendable {
     }
 
     private enum Step {
-        case write([UInt8])
+        case write([Segment])
         case note(String, to: @Sendable (String) -> Void)
         case stop
     }
@@ -94,35 +140,40 @@ final class OutputStream: Sendable {
     private func drain() {
         while true {
             let step = state.withLock { state -> Step in
-                if state.closed || (state.pending.isEmpty && state.droppedLines == 0) {
+                if state.closed || (state.pending.isEmpty && state.droppedLines == 0 && !state.statusChanged) {
                     state.draining = false
                     return .stop
+                }
+                if state.pending.isEmpty && state.droppedLines == 0 {
+                    return .write(state.takeStatusChange(descriptor: descriptor))
                 }
                 if state.pending.isEmpty {
                     let count = state.droppedLines
                     state.droppedLines = 0
                     let text = "\(count) line\(count == 1 ? " was" : "s were") not written to \(name) because it was not read fast enough"
                     guard let dropNote = state.dropNote else {
-                        state.pending.append(contentsOf: "\(Console.toolName): \(text)\n".utf8)
-                        return .write(state.pending.take())
+                        state.append(Array("\(Console.toolName): \(text)\n".utf8), to: descriptor)
+                        return .write(state.takeLines(descriptor: descriptor))
                     }
                     state.draining = false
                     return .note(text, to: dropNote)
                 }
-                return .write(state.pending.take())
+                return .write(state.takeLines(descriptor: descriptor))
             }
             switch step {
             case .stop: return
             case .note(let text, let dropNote): return dropNote(text)
-            case .write(let chunk):
-                if let failure = writeAll(chunk) { return close(reason: failure) }
+            case .write(let segments):
+                for segment in segments {
+                    if let failure = writeAll(segment.bytes, to: segment.descriptor) { return close(reason: failure) }
+                }
             }
         }
     }
 
     /// Writes every byte, waiting while the descriptor is non-blocking and full; returns why
     /// it could not, or nil.
-    private func writeAll(_ bytes: [UInt8]) -> String? {
+    private func writeAll(_ bytes: [UInt8], to descriptor: Int32) -> String? {
         var offset = 0
         while offset < bytes.count {
             let written = bytes[offset...].withUnsafeBytes { Glibc.write(descriptor, $0.baseAddress, $0.count) }
@@ -144,11 +195,44 @@ final class OutputStream: Sendable {
     }
 }
 
-private extension Array where Element == UInt8 {
-    /// The contents, leaving the array empty.
-    mutating func take() -> [UInt8] {
-        var taken: [UInt8] = []
-        swap(&taken, &self)
-        return taken
+extension OutputStream.State {
+    /// Carriage return and "erase to the end of the line": removes a status line.
+    static let clearLine: [UInt8] = Array("\r\u{1B}[K".utf8)
+
+    mutating func append(_ bytes: [UInt8], to descriptor: Int32) {
+        pendingCount += bytes.count
+        if pending.last?.descriptor == descriptor {
+            pending[pending.count - 1].bytes += bytes
+        } else {
+            pending.append(.init(descriptor: descriptor, bytes: bytes))
+        }
+    }
+
+    /// Marks a drain as needed; true when none is scheduled yet.
+    mutating func startDraining() -> Bool {
+        guard !draining else { return false }
+        draining = true
+        return true
+    }
+
+    /// The pending lines, with the status line (on `descriptor`) taken down before them and
+    /// drawn again after them; leaves nothing pending.
+    mutating func takeLines(descriptor: Int32) -> [OutputStream.Segment] {
+        var segments: [OutputStream.Segment] = []
+        swap(&segments, &pending)
+        pendingCount = 0
+        if statusShown { segments.insert(.init(descriptor: descriptor, bytes: Self.clearLine), at: 0) }
+        if let status { segments.append(.init(descriptor: descriptor, bytes: status + Self.clearLine.dropFirst())) }
+        statusShown = status != nil
+        statusChanged = false
+        return segments
+    }
+
+    /// The status line drawn over the old one, or removed.
+    mutating func takeStatusChange(descriptor: Int32) -> [OutputStream.Segment] {
+        statusChanged = false
+        defer { statusShown = status != nil }
+        if let status { return [.init(descriptor: descriptor, bytes: [UInt8(ascii: "\r")] + status + Self.clearLine.dropFirst())] }
+        return statusShown ? [.init(descriptor: descriptor, bytes: Self.clearLine)] : []
     }
 }

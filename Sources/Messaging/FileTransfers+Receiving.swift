@@ -23,6 +23,10 @@ extension FileTransfers {
         var startOffset: UInt64 = 0
         /// Bytes accepted so far (handed to `disk`, perhaps not written yet).
         var received: UInt64 = 0
+        /// `received` when progress was last reported.
+        var reported: UInt64 = 0
+        /// The name events give the file (as the inbox would store it).
+        var shownName = ""
         // On the disk queue:
         var hash = SHA256()
         var writeFailure: String?
@@ -117,7 +121,9 @@ extension FileTransfers {
         transfer.state = .receiving
         transfer.startOffset = offset
         transfer.received = offset
-        emit(.receiving(name: InboxName.sanitized(transfer.offer.name), size: transfer.offer.size, resumingAt: offset), from: transfer.from)
+        transfer.reported = offset
+        transfer.shownName = InboxName.sanitized(transfer.offer.name)
+        emit(.receiving(name: transfer.shownName, size: transfer.offer.size, resumingAt: offset), from: transfer.from)
         link.send(.fileAccept(id: transfer.offer.id, offset: offset))
         watchForStall(transfer, sinceReceived: offset)
     }
@@ -151,6 +157,10 @@ extension FileTransfers {
         }
         let offset = transfer.received
         transfer.received += UInt64(data.count)
+        if Self.isProgressWorthReporting(done: transfer.received, since: transfer.reported, total: transfer.offer.size) {
+            transfer.reported = transfer.received
+            emit(.progress(.receiving, name: transfer.shownName, done: transfer.received, total: transfer.offer.size), from: transfer.from)
+        }
         inbox?.consumed(UInt64(data.count), by: transfer.key)
         diskBacklog += data.count
         if diskBacklog > FileTransfers.diskBacklogLimit { link.holdReading(.disk) }

@@ -17,12 +17,28 @@ import Synchronization
 public final class FileTransfers: @unchecked Sendable {
     /// What happened to a file, for the tool to print.
     public enum Event: Sendable {
+        /// A file is coming (its name as the inbox would store it), from `resumingAt` on.
         case receiving(name: String, size: UInt64, resumingAt: UInt64)
         case stored(SentFile)
         case receiveFailed(name: String, reason: String)
-        case progress(name: String, done: UInt64, total: UInt64)
         /// An event about a file another member sent through the room (`FILE_OFFER_FROM`).
         indirect case relayed(from: String, Event)
+        /// The receiver accepted a file we offered (`name` is its path here): its data goes
+        /// from `resumingAt` on.
+        case sending(name: String, size: UInt64, resumingAt: UInt64)
+        /// `done` bytes of a file (named as in `sending` or `receiving`) are through: reported
+        /// after each 1% of the file or each 1 MiB, whichever is less, and at the end.
+        case progress(Direction, name: String, done: UInt64, total: UInt64)
+    }
+
+    /// Which way a file goes.
+    public enum Direction: Sendable, Hashable {
+        case sending, receiving
+    }
+
+    /// Whether enough came since the last progress report for another one (see `progress`).
+    static func isProgressWorthReporting(done: UInt64, since last: UInt64, total: UInt64) -> Bool {
+        done == total || done - min(last, done) >= min(total / 100, UInt64(chunkSize))
     }
 
     /// A file that arrived complete and verified (received), or that the peer confirmed (sent).
@@ -177,9 +193,9 @@ public final class FileTransfers: @unchecked Sendable {
             }
             guard buffer.withUnsafeBytes({ link.sendFileChunk(id: transfer.id, data: UnsafeRawBufferPointer(rebasing: $0[..<count])) }) else { return }
             transfer.offset += UInt64(count)
-            if transfer.offset - transfer.lastProgress >= transfer.size / 100 || transfer.offset == transfer.size {
+            if Self.isProgressWorthReporting(done: transfer.offset, since: transfer.lastProgress, total: transfer.size) {
                 transfer.lastProgress = transfer.offset
-                onEvent(.progress(name: transfer.path, done: transfer.offset, total: transfer.size))
+                onEvent(.progress(.sending, name: transfer.path, done: transfer.offset, total: transfer.size))
             }
         }
         if transfer.offset == transfer.size {
@@ -226,6 +242,7 @@ public final class FileTransfers: @unchecked Sendable {
             transfer.offset = offset
             transfer.startOffset = offset
             transfer.lastProgress = offset
+            onEvent(.sending(name: transfer.path, size: transfer.size, resumingAt: offset))
             link.whenDrained(.files) { [weak self] in self?.pump() }
             pump()
         case .fileResult(let id, let status, let text):

@@ -51,7 +51,12 @@ struct ConnectOptions: Sendable {
             (what it did not confirm is then reported as not sent). Printing never holds up
             the room: output that is not read keeps up to 4 MiB, then lines are dropped and
             counted on standard error; when standard output is closed, it stays in the room
-            and stops printing.
+            and stops printing. While a file moves, standard error shows a progress bar
+            when it is a terminal (sizes in binary units: 1 KiB = 1024 bytes, 1 MiB = 1024
+            KiB; rate, elapsed time, ETA; "stalled" after 5 s without data, "reconnecting"
+            while the connection is restored), and a transfer that resumes says "resuming
+            at N" (bytes); with --json, file-progress events instead, at most one a second
+            per file plus the last.
 
             EXIT STATUS:
               0 done, 64 bad arguments, 68 no service of that name, 69 avahi-daemon or D-Bus

@@ -43,6 +43,7 @@ final class ConnectOutput: Sendable {
         case .suppressed(let count, let what): Console.note("\(count) more \(what) in the last 10 s were not shown one by one")
         case .disconnected(let reason): Console.note("connection lost (\(reason))")
         case .reconnecting(let delay, let attempt):
+            TransferProgress.shared.reconnecting(peer: server.withLock { $0 })
             Console.note("reconnecting in \(delay.secondsText) (attempt \(attempt))")
         case .reconnectFailed(let reason): Console.note("reconnecting failed: \(reason)")
         case .file(let fileEvent): FileOutput.print(fileEvent, peer: server.withLock { $0 }, output)

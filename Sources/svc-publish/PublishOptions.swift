@@ -55,7 +55,12 @@ struct PublishOptions: Sendable {
               joined #<n> <member> from <address>      left #<n> <member> (<reason>)
               <member>: <text>                          <member> -> <member>: <text>
               receiving "<file>" from <member> ...     stored "<file>" from <member> ...
+              sending "<file>" to <member> ...         sent "<file>" to <member> ...
               With --json, the same events as JSON objects with "event" and "time".
+              While a file moves, a progress bar on standard error when it is a terminal
+              (sizes in binary units: 1 KiB = 1024 bytes, 1 MiB = 1024 KiB; rate, elapsed
+              time, ETA; "stalled" after 5 s without data); with --json, file-progress
+              events instead, at most one a second per file plus the last.
               Printing never holds up the room: a standard output or error that is not
               read keeps up to 4 MiB, then drops lines and says how many on standard error.
               When standard output is closed, the room goes on and events are no longer

@@ -99,6 +99,65 @@ final class FileTransfersTests: XCTestCase {
         XCTAssertEqual(receiver.events.count { if case .stored = $0 { true } else { false } }, 3)
     }
 
+    /// (done, total) of each progress report going `direction`.
+    func progress(_ events: [FileTransfers.Event], _ direction: FileTransfers.Direction) -> [UInt64] {
+        events.compactMap {
+            guard case .progress(let way, _, let done, let total) = $0, way == direction else { return nil }
+            XCTAssertEqual(total, UInt64(content.count))
+            return done
+        }
+    }
+
+    func testBothSidesReportWhereTheyStartAndTheirProgress() throws {
+        let source = directory.write(content, to: "film.mkv")
+        let (sender, receiver) = connect()
+        sender.send(source)
+        scheduler.run()
+        _ = try XCTUnwrap(sender.results.first).get()
+
+        guard case .sending(let path, let size, let resumingAt) = sender.events.first else { return XCTFail("\(sender.events)") }
+        XCTAssertEqual(path, source)
+        XCTAssertEqual(size, UInt64(content.count))
+        XCTAssertEqual(resumingAt, 0)
+        for (side, direction) in [(sender, FileTransfers.Direction.sending), (receiver, .receiving)] {
+            let reports = progress(side.events, direction)
+            // 3 MiB and a bit in chunks of 1 MiB less 4 bytes: one report a chunk, the last complete.
+            XCTAssertEqual(reports.count, 4, "\(direction): \(reports)")
+            XCTAssertEqual(reports, reports.sorted(), "\(direction)")
+            XCTAssertEqual(reports.last, UInt64(content.count), "\(direction)")
+        }
+        XCTAssertTrue(progress(sender.events, .receiving).isEmpty && progress(receiver.events, .sending).isEmpty, "each side reports its own direction")
+        let receiverNames = receiver.events.compactMap { event -> String? in
+            switch event {
+            case .receiving(let name, _, _), .progress(_, let name, _, _): name
+            default: nil
+            }
+        }
+        XCTAssertEqual(Set(receiverNames), ["film.mkv"], "progress names the file as `receiving` did")
+    }
+
+    func testAResumedTransferSaysWhereItResumesOnBothSides() throws {
+        let source = directory.write(content, to: "big.bin")
+        let first = connect()
+        first.sender.send(source)
+        scheduler.run(atMost: 12)
+        first.sender.stream.close()
+        scheduler.run()
+        let second = connect()
+        second.sender.send(source)
+        scheduler.run()
+        let sent = try XCTUnwrap(second.sender.results.first).get()
+        XCTAssertGreaterThan(sent.startOffset, 0)
+        guard case .sending(_, _, let senderResumes) = second.sender.events.first,
+              case .receiving(_, _, let receiverResumes) = second.receiver.events.first else {
+            return XCTFail("\(second.sender.events) \(second.receiver.events)")
+        }
+        XCTAssertEqual(senderResumes, sent.startOffset)
+        XCTAssertEqual(receiverResumes, sent.startOffset)
+        XCTAssertTrue(progress(second.receiver.events, .receiving).allSatisfy { $0 > sent.startOffset })
+        XCTAssertEqual(progress(second.sender.events, .sending).last, UInt64(content.count))
+    }
+
     func testSendingAFIFOIsRefusedAtOnceInsteadOfWaitingForAWriter() throws {
         let fifo = directory.path + "/not-a-file"
         XCTAssertEqual(mkfifo(fifo, 0o600), 0)
