@@ -95,6 +95,15 @@ public enum Console {
 public func timestampNow() -> String {
     var now = timespec()
     clock_gettime(CLOCK_REALTIME, &now)
+    return timestamp(now)
+}
+
+/// A moment given in milliseconds since 1970 as `timestampNow` writes it.
+public func timestamp(unixMilliseconds: UInt64) -> String {
+    timestamp(timespec(tv_sec: time_t(clamping: unixMilliseconds / 1000), tv_nsec: Int(unixMilliseconds % 1000) * 1_000_000))
+}
+
+private func timestamp(_ now: timespec) -> String {
     var parts = tm()
     var seconds = now.tv_sec
     gmtime_r(&seconds, &parts)
