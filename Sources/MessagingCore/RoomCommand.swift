@@ -12,7 +12,7 @@ public enum RoomCommand: Sendable, Hashable {
     case help
 
     /// What the commands are, for `/help` and for mistakes.
-    public static let summary = "commands: /msg <peer> <text>, /who, /send [<peer>] <path>, /help; start a line with // to send a literal /"
+    public static let summary = "commands: /msg <peer> <text>, /who, /send [<peer>] <path>, /help; start a line with // to send a literal /; the publisher relays /msg text and can read it"
 
     /// Parses a typed line.
     /// - Parameter peerInSend: whether `/send` names a peer first (on the server).

@@ -16,6 +16,7 @@ struct ConnectOptions: Sendable {
     var heartbeat: Duration = .seconds(15)
     var inbox: String?
     var json = false
+    var timestamps = false
 
     static let spec = CommandSpec(
         name: "svc-connect",
@@ -34,17 +35,23 @@ struct ConnectOptions: Sendable {
             .init("retry-max", value: "seconds", help: "Longest wait between reconnect attempts (1, 2, 4 ... up to this; default: 64)."),
             .init("heartbeat", value: "seconds", help: "Ping the server after this much silence (default: 15)."),
             .json,
+            .timestamps,
         ],
         discussion: """
             Resolves the name, tries every address of the host (IPv6 and IPv4, raced as in
             Happy Eyeballs), says on standard error which one answered first, and joins the
             room. Each line of standard input goes to everyone, or is a command:
             /msg <peer> <text>, /who, /send <path>, /help (start a line with // to send a
-            literal /). When the connection drops, it reconnects with exponential backoff,
-            finding the service again each time; lines typed meanwhile are sent afterwards,
-            or reported as not sent when it gives up. It exits when input ends and everything
-            was delivered, or when the server confirms nothing for 4 heartbeat intervals
-            (what it did not confirm is then reported as not sent). Printing never holds up
+            literal /). /msg text goes through the publisher, who relays it and can read it.
+            On joining, it shows the room's last lines, marked [history <time>]; a taken name
+            gets a suffix and is announced: '* the name alice is taken in this room; you are
+            alice-2'. With --json, every event, connection notes and errors included, is a
+            JSON object on standard output (the README lists them). When the connection
+            drops, it reconnects with exponential backoff, finding the service again each
+            time; lines typed meanwhile are sent afterwards, or reported as not sent when
+            it gives up. It exits when input ends and everything was delivered, or when the
+            server confirms nothing for 4 heartbeat intervals; what it did not confirm is
+            then reported as not sent. Printing never holds up
             the room: output that is not read keeps up to 4 MiB, then lines are dropped and
             counted on standard error; when standard output is closed, it stays in the room
             and stops printing.
@@ -76,5 +83,6 @@ struct ConnectOptions: Sendable {
         if let text = parsed.value("heartbeat") { heartbeat = try parseSeconds(text, option: "heartbeat") }
         inbox = parsed.value("inbox")
         json = parsed.flag("json")
+        timestamps = try parsed.timestamps() ?? false
     }
 }
