@@ -20,7 +20,7 @@ public enum Console {
     static let standardOutput: OutputStream = {
         let stream = OutputStream(descriptor: STDOUT_FILENO, name: "standard output", capacity: bufferCapacity)
         stream.sendDropNotes { note in Console.note(note) }
-        stream.onClose { reason in Console.note("standard output was closed (\(reason)); results are no longer printed") }
+        stream.onClose { reason in Console.note("standard output was closed: \(reason); results are no longer printed") }
         return stream
     }()
     static let standardError = OutputStream(descriptor: STDERR_FILENO, name: "standard error", capacity: bufferCapacity)

@@ -5,7 +5,8 @@ import Synchronization
 import TransportCore
 
 /// How svc-connect prints what happens: room traffic on stdout, connection notes and errors
-/// on stderr; with `--json`, all of it as JSON events on stdout (README: "svc-connect --json").
+/// on stderr; with `--json`, room traffic, connection notes and errors are all JSON events on
+/// stdout (README: "svc-connect --json"), and the notes and errors stay on stderr for people.
 final class ConnectOutput: Sendable {
     private let output: EventOutput
     private let server: Mutex<String>
@@ -22,14 +23,16 @@ final class ConnectOutput: Sendable {
     /// Lines and files that could not be delivered.
     var undelivered: Int { failures.withLock { $0 } }
 
-    /// A connection note: on stderr as text, or a JSON event on stdout.
+    /// A connection note: on stderr, and with `--json` a JSON event on stdout too.
     private func note(_ event: String, _ text: String, _ fields: [(String, JSONValue)]) {
-        if output.json { output.emit(event, text: text, fields) } else { Console.note(text) }
+        if output.json { output.emit(event, text: text, fields) }
+        Console.note(text)
     }
 
-    /// An error: `<tool>: error: ...` on stderr as text, or a JSON event on stdout.
+    /// An error: `<tool>: error: ...` on stderr, and with `--json` a JSON event on stdout too.
     private func error(_ event: String, _ text: String, _ fields: [(String, JSONValue)]) {
-        if output.json { output.emit(event, text: text, fields) } else { Console.error(text) }
+        if output.json { output.emit(event, text: text, fields) }
+        Console.error(text)
     }
 
     func print(_ event: RoomClient.Event) {
@@ -71,7 +74,7 @@ final class ConnectOutput: Sendable {
             note("suppressed", "not shown one by one in the last 10 s: \(what), \(count) more",
                  [("count", .integer(count)), ("what", .string(what))])
         case .disconnected(let reason):
-            note("disconnected", "lost the connection to \"\(server.withLock { $0 })\": \(reason)", [("reason", .string(reason))])
+            note("disconnected", "connection lost to \"\(server.withLock { $0 })\": \(reason)", [("reason", .string(reason))])
         case .reconnecting(let delay, let attempt):
             note("reconnecting", "reconnecting in \(delay.secondsText), attempt \(attempt)",
                  [("delay_ms", .integer(Int(delay.nanoseconds / 1_000_000))), ("attempt", .integer(attempt))])
@@ -83,9 +86,8 @@ final class ConnectOutput: Sendable {
                 return FileOutput.printSent(result, peer: server.withLock { $0 }, output)
             }
             failures.withLock { $0 += 1 }
-            guard output.json else { return FileOutput.printSent(result, peer: server.withLock { $0 }, output) }
-            ProgressBar.shared.clear()
-            output.emit("file-send-failed", text: failure.message, [("path", .string(path)), ("reason", .string(failure.message))])
+            if output.json { output.emit("file-send-failed", text: failure.message, [("path", .string(path)), ("reason", .string(failure.message))]) }
+            FileOutput.printSent(result, peer: server.withLock { $0 }, output)
         case .notSent(let line):
             failures.withLock { $0 += 1 }
             error("not-sent", "not sent: \(line)", [("what", .string(line))])
