@@ -2,6 +2,7 @@ import CommandLineSupport
 import Glibc
 import Messaging
 import Synchronization
+import TransportCore
 
 /// How svc-publish and svc-connect print file transfers, and the progress bar they draw on
 /// a terminal.
@@ -9,10 +10,10 @@ public enum FileOutput {
     public static func print(_ event: FileTransfers.Event, peer: String, _ output: EventOutput) {
         switch event {
         case .receiving(let name, let size, let resumingAt):
-            output.emit("file-receiving", text: "receiving \"\(name)\" from \(peer) (\(size) bytes\(resumingAt > 0 ? ", resuming at \(resumingAt)" : ""))",
+            output.emit("file-receiving", text: "receiving \"\(name)\" from \(peer) (\(counted(size, "byte"))\(resumingAt > 0 ? ", resuming at \(resumingAt)" : ""))",
                         [("from", .string(peer)), ("name", .string(name)), ("size", .integer(Int(clamping: size))), ("resumed_from", .integer(Int(clamping: resumingAt)))])
         case .stored(let file):
-            output.emit("file-stored", text: "stored \"\(file.storedAs)\" from \(peer) (\(file.size) bytes, sha256 \(hexString(file.digest)), in \(file.path))",
+            output.emit("file-stored", text: "stored \"\(file.storedAs)\" from \(peer) (\(counted(file.size, "byte")), sha256 \(hexString(file.digest)), in \(file.path))",
                         [("from", .string(peer)), ("name", .string(file.storedAs)), ("path", .string(file.path)), ("size", .integer(Int(clamping: file.size))),
                          ("resumed_from", .integer(Int(clamping: file.startOffset))), ("sha256", .string(hexString(file.digest)))])
         case .receiveFailed(let name, let reason):
@@ -28,7 +29,7 @@ public enum FileOutput {
         ProgressBar.shared.clear()
         switch result {
         case .success(let file):
-            output.emit("file-sent", text: "sent \"\(file.path)\" to \(peer) as \"\(file.storedAs)\" (\(file.size) bytes, \(file.bytesTransferred) transferred, sha256 \(hexString(file.digest)), verified)",
+            output.emit("file-sent", text: "sent \"\(file.path)\" to \(peer) as \"\(file.storedAs)\" (\(counted(file.size, "byte")), \(file.bytesTransferred) transferred, sha256 \(hexString(file.digest)), verified)",
                         [("to", .string(peer)), ("path", .string(file.path)), ("stored_as", .string(file.storedAs)), ("size", .integer(Int(clamping: file.size))),
                          ("bytes_transferred", .integer(Int(clamping: file.bytesTransferred))), ("sha256", .string(hexString(file.digest)))])
         case .failure(let error):

@@ -6,6 +6,6 @@
 ///   - singular: the noun for one, e.g. `file` or `line was`.
 ///   - plural: the noun for any other count; nil adds an `s` to `singular` (give it for
 ///     irregular nouns and phrases: `counted(n, "line was", "lines were")`).
-public func counted(_ count: Int, _ singular: String, _ plural: String? = nil) -> String {
+public func counted(_ count: some BinaryInteger, _ singular: String, _ plural: String? = nil) -> String {
     "\(count) \(count == 1 ? singular : plural ?? singular + "s")"
 }
