@@ -43,7 +43,7 @@ extension ParsedCommandLine {
     /// - Throws: `UsageError` when both are.
     public func timestamps() throws(UsageError) -> Bool? {
         switch (flag("timestamps"), flag("no-timestamps")) {
-        case (true, true): throw UsageError("--timestamps and --no-timestamps contradict each other; give one")
+        case (true, true): throw UsageError("--timestamps and --no-timestamps cannot be used together")
         case (true, false): return true
         case (false, true): return false
         case (false, false): return nil

@@ -43,7 +43,7 @@ struct PublishOptions: Sendable {
             .init("handshake-timeout", value: "seconds", help: "Close connections that have not said HELLO by then (default: 10)."),
             .init("max-clients-per-host", value: "n", help: "Once the room is half full, refuse members from a host that has this many (default: 64)."),
             .init("slow-timeout", value: "seconds", help: "Drop a member that keeps more than 1 MiB unread this long while standard input waits for it (default: 30)."),
-            .init("history", value: "n", help: "Lines to everyone that a member who joins is shown first, the newest n, at most \(RoomHistory.maximumLines); 0: none (default: 20). /msg lines are never kept."),
+            .init("history", value: "n", help: "Show a member who joins the last n lines said to everyone, at most \(RoomHistory.maximumLines); 0: none (default: 20). /msg lines are never kept."),
             .timestamps,
             .noTimestamps,
         ],
