@@ -25,7 +25,7 @@ public enum Console {
     static let standardOutput: OutputStream = {
         let stream = OutputStream(descriptor: STDOUT_FILENO, name: "standard output", capacity: bufferCapacity)
         stream.sendDropNotes { note in Console.note(note) }
-        stream.onClose { reason in Console.note("standard output was closed (\(reason)); results are no longer printed") }
+        stream.onClose { reason in Console.note("standard output was closed: \(reason); results are no longer printed") }
         return stream
     }()
     static let standardError = OutputStream(descriptor: STDERR_FILENO, name: "standard error", capacity: bufferCapacity)
@@ -123,6 +123,15 @@ public enum Console {
 public func timestampNow() -> String {
     var now = timespec()
     clock_gettime(CLOCK_REALTIME, &now)
+    return timestamp(now)
+}
+
+/// A moment given in milliseconds since 1970 as `timestampNow` writes it.
+public func timestamp(unixMilliseconds: UInt64) -> String {
+    timestamp(timespec(tv_sec: time_t(clamping: unixMilliseconds / 1000), tv_nsec: Int(unixMilliseconds % 1000) * 1_000_000))
+}
+
+private func timestamp(_ now: timespec) -> String {
     var parts = tm()
     var seconds = now.tv_sec
     gmtime_r(&seconds, &parts)

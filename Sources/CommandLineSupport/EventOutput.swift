@@ -2,8 +2,13 @@
 /// start with `"event"` and `"time"`.
 public struct EventOutput: Sendable {
     public let json: Bool
+    /// Whether text lines start with the local time (`HumanTime`); JSON has `"time"` always.
+    public let timestamps: Bool
 
-    public init(json: Bool) { self.json = json }
+    public init(json: Bool, timestamps: Bool = false) {
+        self.json = json
+        self.timestamps = timestamps && !json
+    }
 
     /// - Parameters:
     ///   - event: the event's name, e.g. `registered`.
@@ -12,6 +17,8 @@ public struct EventOutput: Sendable {
     public func emit(_ event: String, text: @autoclosure () -> String, _ fields: [(String, JSONValue)] = []) {
         if json {
             Console.out(JSONValue.object([("event", .string(event)), ("time", .string(timestampNow()))] + fields).serialized)
+        } else if timestamps {
+            Console.out(HumanTime.now() + " " + text())
         } else {
             Console.out(text())
         }

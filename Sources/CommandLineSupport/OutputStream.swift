@@ -1,6 +1,7 @@
 import Dispatch
 import Glibc
 import Synchronization
+import TransportCore
 
 /// One of the process's output streams (stdout or stderr), written by a queue of its own so
 /// that no caller ever waits for the reader: callers append whole lines to a bounded buffer
@@ -150,7 +151,7 @@ final class OutputStream: Sendable {
                 if state.pending.isEmpty {
                     let count = state.droppedLines
                     state.droppedLines = 0
-                    let text = "\(count) line\(count == 1 ? " was" : "s were") not written to \(name) because it was not read fast enough"
+                    let text = "\(counted(count, "line was", "lines were")) not written to \(name) because it was not read fast enough"
                     guard let dropNote = state.dropNote else {
                         state.append(Array("\(Console.toolName): \(text)\n".utf8), to: descriptor)
                         return .write(state.takeLines(descriptor: descriptor))

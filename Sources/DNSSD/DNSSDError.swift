@@ -52,6 +52,17 @@ public struct DNSSDError: Error, Sendable, Hashable, CustomStringConvertible {
     /// Whether the daemon or its bus is out of reach (worth retrying once it is back).
     public var isDaemonUnavailable: Bool { code == .busUnreachable || code == .daemonUnreachable }
 
+    /// What to say when a running operation loses the daemon (`isDaemonUnavailable`): most
+    /// often avahi-daemon or D-Bus is being restarted, so this says so instead of telling
+    /// the user to install anything; other errors give their `message`.
+    public var lostMessage: String {
+        switch code {
+        case .daemonUnreachable: "avahi-daemon stopped answering: it is restarting, or was stopped"
+        case .busUnreachable: "the D-Bus system bus stopped answering: it is restarting, or was stopped, and avahi-daemon is reached through it"
+        default: message
+        }
+    }
+
     /// Maps a `kDNSServiceErr_*` value to an error that says what to do.
     ///
     /// Avahi reports "no daemon" and "no D-Bus" alike as `kDNSServiceErr_Unknown`; `bus` tells
@@ -68,16 +79,16 @@ public struct DNSSDError: Error, Sendable, Hashable, CustomStringConvertible {
             switch bus {
             case .unreachable(let address, let reason):
                 return DNSSDError(.busUnreachable, """
-                    cannot reach the D-Bus system bus at \(address) (\(reason)), and avahi-daemon is reached \
-                    over D-Bus (while \(operation)). Start D-Bus ('service dbus start') and then \
-                    avahi-daemon ('service avahi-daemon start'), or set DBUS_SYSTEM_BUS_ADDRESS to the bus \
+                    cannot reach the D-Bus system bus at \(address): \(reason); avahi-daemon is reached \
+                    over D-Bus, so \(operation) failed. Start D-Bus with 'service dbus start' and then \
+                    avahi-daemon with 'service avahi-daemon start', or set DBUS_SYSTEM_BUS_ADDRESS to the bus \
                     your avahi-daemon uses
                     """, rawValue: rawValue)
             case .reachable(let address):
                 return DNSSDError(.daemonUnreachable, """
                     avahi-daemon is not running: the D-Bus system bus at \(address) is up but no avahi-daemon \
-                    answers on it (while \(operation)). Start avahi-daemon with 'service avahi-daemon start' \
-                    (or 'avahi-daemon -D'); install it with 'apt install avahi-daemon' if it is missing
+                    answers on it, so \(operation) failed. Start avahi-daemon with 'service avahi-daemon start' \
+                    or 'avahi-daemon -D'; install it with 'apt install avahi-daemon' if it is missing
                     """, rawValue: rawValue)
             }
         case -65548:
@@ -87,9 +98,9 @@ public struct DNSSDError: Error, Sendable, Hashable, CustomStringConvertible {
         case -65540, -65552, -65549:
             return DNSSDError(.badParameter, "avahi-daemon rejected a parameter while \(operation)\(tail); check the name, type, domain and TXT record", rawValue: rawValue)
         case -65544:
-            return DNSSDError(.unsupported, "avahi-daemon's dns_sd layer does not support this (\(operation))\(tail)", rawValue: rawValue)
+            return DNSSDError(.unsupported, "avahi-daemon's dns_sd layer does not support \(operation)\(tail)", rawValue: rawValue)
         case -65553, -65555, -65550:
-            return DNSSDError(.refused, "avahi-daemon refused the request while \(operation)\(tail); check its configuration (e.g. disallowed interfaces or a policy)", rawValue: rawValue)
+            return DNSSDError(.refused, "avahi-daemon refused the request while \(operation)\(tail); check its configuration, e.g. disallowed interfaces or a policy", rawValue: rawValue)
         case -65539:
             return DNSSDError(.noMemory, "avahi-daemon ran out of memory while \(operation)\(tail); restart it", rawValue: rawValue)
         case -65541, -65542, -65543, -65545:
@@ -110,6 +121,6 @@ public struct DNSSDError: Error, Sendable, Hashable, CustomStringConvertible {
     ]
 
     static func timedOut(_ operation: String, after timeout: Duration) -> DNSSDError {
-        DNSSDError(.timedOut, "avahi-daemon gave no answer within \(timeout.secondsText) while \(operation); is it overloaded or stuck? ('service avahi-daemon restart')")
+        DNSSDError(.timedOut, "avahi-daemon gave no answer within \(timeout.secondsText) while \(operation); if it is overloaded or stuck, restart it with 'service avahi-daemon restart'")
     }
 }

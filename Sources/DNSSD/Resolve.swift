@@ -26,7 +26,7 @@ extension ServiceInstance {
     ///   `.daemonUnreachable`/`.busUnreachable` without a daemon), or `CancellationError`.
     public func resolve(interfaceIndex: UInt32 = 0, timeout: Duration = .seconds(5)) async throws -> ResolvedService {
         let instance = self
-        let operation = "resolving '\(name)' (\(type.baseType) in \(domain))"
+        let operation = "resolving '\(name)' of type \(type.baseType) in \(domain)"
         return try await OneShot<ResolvedService>.run(timeout: timeout, onTimeout: {
             DNSSDError(.noSuchName, "no service named '\(instance.name)' of type \(instance.type.baseType) answered in \(instance.domain) within \(timeout.secondsText)")
         }) { oneShot in

@@ -141,7 +141,7 @@ extension FileTransfers {
             }
             dropIncoming(transfer.offer.id, deletingData: false)
             let what = transfer.received == seen ? "no data arrived for \(timeout.secondsText)"
-                : "less than \(max(1, wanted)) bytes arrived in \(timeout.secondsText)"
+                : "less than \(counted(max(1, wanted), "byte")) arrived in \(timeout.secondsText)"
             refuse(transfer.offer.id, .refused, "\(what); the data so far is kept, and sending the file again resumes",
                    name: transfer.offer.name, from: transfer.from)
         }
@@ -153,7 +153,7 @@ extension FileTransfers {
         }
         guard UInt64(data.count) <= transfer.offer.size - transfer.received else {
             dropIncoming(id, deletingData: true)
-            return refuse(id, .refused, "more data than the \(transfer.offer.size) bytes offered", name: transfer.offer.name, from: transfer.from)
+            return refuse(id, .refused, "more data than the \(counted(transfer.offer.size, "byte")) offered", name: transfer.offer.name, from: transfer.from)
         }
         let offset = transfer.received
         transfer.received += UInt64(data.count)
@@ -208,7 +208,7 @@ extension FileTransfers {
         let name = transfer.offer.name
         guard transfer.received == transfer.offer.size else {
             dropIncoming(id, deletingData: false)
-            return refuse(id, .refused, "the transfer ended after \(transfer.received) of \(transfer.offer.size) bytes", name: name, from: transfer.from)
+            return refuse(id, .refused, "the transfer ended after \(transfer.received) of \(counted(transfer.offer.size, "byte"))", name: name, from: transfer.from)
         }
         transfer.state = .finishing
         let queue = link.scheduler

@@ -1,5 +1,6 @@
 import Glibc
 import MessagingCore
+import TransportCore
 
 extension Inbox {
     /// A transfer the inbox agreed to receive: its partial file, open for reading and writing,
@@ -79,8 +80,8 @@ extension Inbox {
             }
             guard free >= reserve, free - reserve >= promised, free - reserve - promised >= need else {
                 discard(fd, key, empty: have == 0)
-                return .failure(Refusal(status: .refused, message: "not enough space in the inbox for \(need) more bytes; try again later",
-                    detail: "not enough space in the inbox: \(need) bytes needed, \(free) free, of which \(promised) are promised to transfers under way and \(reserve) kept in reserve"))
+                return .failure(Refusal(status: .refused, message: "not enough space in the inbox for \(counted(need, "more byte", "more bytes")); try again later",
+                    detail: "not enough space in the inbox: \(counted(need, "byte")) needed, \(free) free, of which \(promised) are promised to transfers under way and \(reserve) kept in reserve"))
             }
             if let inodes = freeInodes(), inodes < limits.inodeReserve {
                 discard(fd, key, empty: have == 0)

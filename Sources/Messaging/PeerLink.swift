@@ -24,10 +24,11 @@ public final class PeerLink: @unchecked Sendable {
         public var description: String {
             switch self {
             case .transport(let reason): "connection \(reason)"
+            case .violation(let error) where error.code == .heartbeatTimeout: "stopped answering: \(error.message)"
             case .violation(let error): error.description
             case .peerError(let code, let message):
                 "the peer reported \(ProtocolError.Code(rawValue: code)?.name ?? "error \(code)"): \(message)"
-            case .goodbye(let reason): reason.isEmpty ? "said goodbye" : "said goodbye (\(reason))"
+            case .goodbye(let reason): reason.isEmpty ? "said goodbye" : "said goodbye: \(reason)"
             }
         }
 
@@ -280,7 +281,10 @@ public final class PeerLink: @unchecked Sendable {
             switch liveness.tick(at: scheduler.now) {
             case .ping(let token): send(.ping(token: token))
             case .handshakeTimedOut: reject(ProtocolError(.handshakeTimeout, "no HELLO arrived within the handshake timeout"))
-            case .peerSilent: reject(ProtocolError(.heartbeatTimeout, "no sign of life after \(liveness.allowedMisses) pings"))
+            case .peerSilent:
+                let silence = liveness.heartbeatInterval * (liveness.allowedMisses + 1)
+                reject(ProtocolError(.heartbeatTimeout,
+                    "no sign of life for \(silence.secondsText), \(counted(liveness.allowedMisses, "ping")) unanswered"))
             case nil: break
             }
             // Also while finishing: a peer that closed its side but reads nothing must not keep

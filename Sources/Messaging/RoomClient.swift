@@ -47,6 +47,9 @@ public final class RoomClient: @unchecked Sendable {
         case joined(as: String)
         /// `to` is nil for text to everyone, else this member's name (private).
         case text(from: String, to: String?, text: String)
+        /// A line said to everyone before we joined, at `time` (milliseconds since 1970 UTC,
+        /// by the server's clock), sent once we joined.
+        case history(from: String, text: String, time: UInt64)
         case presence(Message.PresenceKind, names: [String])
         case serverError(String)
         /// More server errors or refused files than are shown one by one (20 in 10 s) came;
@@ -341,6 +344,7 @@ public final class RoomClient: @unchecked Sendable {
             }
             finishIfDone()
         case .text(let from, let to, let text): onEvent(.text(from: from, to: to.isEmpty ? nil : to, text: text))
+        case .history(let time, let from, let text): onEvent(.history(from: from, text: text, time: time))
         case .presence(let kind, let names): onEvent(.presence(kind, names: names))
         case .error(let code, let text):
             let error = ProtocolError(ProtocolError.Code(rawValue: code) ?? .malformedFrame, text)
@@ -490,14 +494,15 @@ public final class RoomClient: @unchecked Sendable {
                 try await connect()
                 return
             } catch {
-                onEvent(.reconnectFailed("\(error)"))
+                // The daemon away while reconnecting is most often a restart: said so.
+                onEvent(.reconnectFailed((error as? DNSSDError)?.lostMessage ?? "\(error)"))
             }
         }
         queue.async { [self] in
             guard !isOver else { return }
             stopped = true
             abandonUndelivered()
-            end(.failed("gave up reconnecting after \(allowed) attempts"))
+            end(.failed("gave up reconnecting after \(counted(allowed, "attempt"))"))
         }
     }
 

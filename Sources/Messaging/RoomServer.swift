@@ -1,4 +1,5 @@
 import Dispatch
+import Glibc
 import MessagingCore
 import TransportCore
 import TransportPOSIX
@@ -39,6 +40,9 @@ public final class RoomServer: @unchecked Sendable {
         /// Relayed files in the room at once, and from one host at once.
         public var relayedFiles = 32
         public var relayedFilesPerHost = 16
+        /// Lines to everyone kept for members who join later (0 keeps none; at most
+        /// `RoomHistory.maximumLines`). Private lines are never kept.
+        public var historyLength = 20
 
         public init(name: String) { self.name = name }
     }
@@ -64,6 +68,7 @@ public final class RoomServer: @unchecked Sendable {
     private let fileWork: (any Executor)?
     private var roster = Roster()
     private var sessions = TextSessions()
+    private var history: RoomHistory
     private var members: [Int: Member] = [:]
     private var nextID = 1
     /// Lines about refused connections, members' ERROR frames and refused file offers: a flood
@@ -115,6 +120,7 @@ public final class RoomServer: @unchecked Sendable {
                 onEvent: @escaping (Event) -> Void) {
         self.options = options
         self.queue = queue
+        history = RoomHistory(capacity: options.historyLength)
         let scheduler = scheduler ?? DispatchScheduler(queue: queue)
         self.scheduler = scheduler
         self.fileWork = fileWork
@@ -122,7 +128,7 @@ public final class RoomServer: @unchecked Sendable {
         // 20 lines in 10 s each, then one with the count; the summaries capture only onEvent.
         func reports(_ what: String) -> LimitedReports {
             LimitedReports(scheduler: scheduler) { count in
-                onEvent(.note("\(count) more \(what) in the last 10 s were not shown one by one"))
+                onEvent(.note("not shown one by one in the last 10 s: \(what), \(count) more"))
             }
         }
         refusals = reports("refused connections")
@@ -251,6 +257,7 @@ public final class RoomServer: @unchecked Sendable {
             }
             if to.isEmpty {
                 broadcast(.text(from: name, to: "", text: text), except: member.id)
+                remember(from: name, text: text)
                 onEvent(.text(from: name, to: nil, text: text))
                 if options.echo { member.link.send(.text(from: options.name, to: name, text: text)) }
             } else if MemberName.same(to, options.name) {
@@ -266,7 +273,7 @@ public final class RoomServer: @unchecked Sendable {
         case .hello: member.link.reject(ProtocolError(.malformedFrame, "HELLO was already received"))
         case .error(let code, let text):
             if peerErrors.admit() { onEvent(.note("\(name) reported \(ProtocolError.Code(rawValue: code)?.name ?? "error \(code)"): \(text)")) }
-        case .goodbye, .welcome, .presence, .acknowledged, .ping, .pong, .fileOffer, .fileAccept, .fileChunk, .fileEnd, .fileResult,
+        case .goodbye, .welcome, .presence, .acknowledged, .history, .ping, .pong, .fileOffer, .fileAccept, .fileChunk, .fileEnd, .fileResult,
              .fileOfferTo, .fileOfferFrom, .fileCancel: break
         }
     }
@@ -283,12 +290,12 @@ public final class RoomServer: @unchecked Sendable {
             return member.link.reject(ProtocolError(.invalidName, "invalid name: \(problem)"))
         }
         guard roster.count < options.maximumMembers else {
-            return member.link.reject(ProtocolError(.serverFull, "the room is full (\(options.maximumMembers) members); try again later"))
+            return member.link.reject(ProtocolError(.serverFull, "the room is full: it has \(counted(options.maximumMembers, "member")); try again later"))
         }
         let fromHost = membersByHost[member.host, default: 0]
         guard fromHost < options.maximumMembersPerHostUnderLoad || roster.count < options.maximumMembers / 2 else {
             return member.link.reject(ProtocolError(.serverFull,
-                "the room is more than half full and \(fromHost) members already came from \(member.host); try again later"))
+                "the room is more than half full and \(counted(fromHost, "member")) already came from \(member.host); try again later"))
         }
         leftPending(member)
         membersByHost[member.host] = fromHost + 1
@@ -306,6 +313,9 @@ public final class RoomServer: @unchecked Sendable {
         relay.joined(member.id, link: member.link, name: name, host: member.host, capabilities: hello.capabilities)
         member.link.send(.welcome(name: name))
         sendPresence(.list, names: names, to: member)
+        if hello.capabilities.contains(.history) {
+            for line in history.lines { member.link.send(.history(time: line.time, from: line.from, text: line.text)) }
+        }
         broadcast(.presence(.joined, names: [name]), except: member.id)
         onEvent(.joined(id: member.id, name: name, peer: member.peer))
     }
@@ -372,6 +382,8 @@ public final class RoomServer: @unchecked Sendable {
         case .say(let text):
             guard roster.count > 0 else { return onEvent(.note("nobody is in the room; the line was not sent")) }
             broadcast(.text(from: options.name, to: "", text: text))
+            remember(from: options.name, text: text)
+            onEvent(.text(from: options.name, to: nil, text: text))
         case .message(let to, _) where MemberName.same(to, options.name), .send(let to?, _) where MemberName.same(to, options.name):
             onEvent(.note("'\(to)' is this room's own name; /msg and /send go to a member (/who lists them)"))
         case .message(let to, let text):
@@ -379,6 +391,7 @@ public final class RoomServer: @unchecked Sendable {
                 return onEvent(.note("nobody called '\(to)' is in the room; the line was not sent"))
             }
             member.link.send(.text(from: options.name, to: member.name ?? to, text: text))
+            onEvent(.text(from: options.name, to: member.name ?? to, text: text))
         case .who:
             onEvent(.note("in the room: " + names.joined(separator: ", ")))
         case .send(let to, let path):
@@ -390,6 +403,14 @@ public final class RoomServer: @unchecked Sendable {
         case .help:
             onEvent(.note(RoomCommand.publisherSummary))
         }
+    }
+
+    /// Keeps a line said to everyone for members who join later.
+    private func remember(from name: String, text: String) {
+        var now = timespec()
+        clock_gettime(CLOCK_REALTIME, &now)
+        let milliseconds = UInt64(clamping: now.tv_sec) &* 1000 &+ UInt64(clamping: now.tv_nsec / 1_000_000)
+        history.append(.init(time: milliseconds, from: name, text: text))
     }
 
     /// Says goodbye to every member and waits until they are gone or `timeout` passed.

@@ -17,6 +17,9 @@ public enum Message: Sendable, Hashable {
     case session(id: UInt64, next: UInt64)
     /// Server → client: every TEXT numbered below `through` was handled (relayed once).
     case acknowledged(through: UInt64)
+    /// Server → client, with `.history`: a line said to the whole room before this client
+    /// joined, at `time` (milliseconds since 1970 UTC, the server's clock).
+    case history(time: UInt64, from: String, text: String)
     case fileOffer(FileOffer)
     case fileAccept(id: UInt32, offset: UInt64)
     case fileChunk(id: UInt32, data: [UInt8])
@@ -57,7 +60,9 @@ public enum Message: Sendable, Hashable {
         public static let acknowledgedText = Capabilities(rawValue: 8)
         /// FILE_OFFER_TO, FILE_OFFER_FROM and FILE_CANCEL: files between members, relayed.
         public static let relayedFiles = Capabilities(rawValue: 16)
-        public static let all: Capabilities = [.rooms, .files, .resume, .acknowledgedText, .relayedFiles]
+        /// HISTORY: the room's last lines for a member who just joined.
+        public static let history = Capabilities(rawValue: 32)
+        public static let all: Capabilities = [.rooms, .files, .resume, .acknowledgedText, .relayedFiles, .history]
     }
 
     public enum PresenceKind: UInt8, Sendable, Hashable {
@@ -93,7 +98,7 @@ public enum Message: Sendable, Hashable {
 
     enum Kind: UInt16 {
         case hello = 0x01, welcome = 0x02, goodbye = 0x03, error = 0x04, ping = 0x05, pong = 0x06
-        case text = 0x10, who = 0x11, presence = 0x12, session = 0x13, acknowledged = 0x14
+        case text = 0x10, who = 0x11, presence = 0x12, session = 0x13, acknowledged = 0x14, history = 0x15
         case fileOffer = 0x20, fileAccept = 0x21, fileChunk = 0x22, fileEnd = 0x23, fileResult = 0x24
         case fileOfferTo = 0x25, fileOfferFrom = 0x26, fileCancel = 0x27
     }
@@ -143,6 +148,10 @@ public enum Message: Sendable, Hashable {
             let id = try reader.integer(UInt64.self, "id")
             self = .session(id: id, next: try reader.integer(UInt64.self, "next"))
         case .acknowledged: self = .acknowledged(through: try reader.integer(UInt64.self, "through"))
+        case .history:
+            let time = try reader.integer(UInt64.self, "time")
+            let from = try reader.string("from", limit: Message.maximumNameBytes)
+            self = .history(time: time, from: from, text: try reader.restText("text", limit: Message.maximumTextBytes))
         case .fileOffer:
             let id = try reader.integer(UInt32.self, "id")
             let size = try reader.integer(UInt64.self, "size")
@@ -235,6 +244,11 @@ public enum Message: Sendable, Hashable {
             names.prefix(Int(UInt16.max)).forEach { writer.string($0) }
         case .session(let id, let next): kind = .session; writer.integer(id); writer.integer(next)
         case .acknowledged(let through): kind = .acknowledged; writer.integer(through)
+        case .history(let time, let from, let text):
+            kind = .history
+            writer.integer(time)
+            writer.string(from)
+            writer.raw(text.utf8)
         case .fileOffer(let offer):
             kind = .fileOffer
             writer.integer(offer.id)

@@ -18,7 +18,7 @@ public enum RoomCommand: Sendable, Hashable {
     public static let publisherSummary = "commands: /msg <name> <text>; /send <name> <path> (a file into the member's --inbox); /who; /help. " + rules
     /// How names and paths are written, for both.
     static let rules = "A name or path with spaces goes in double quotes (/msg \"Living room\" hi; \\\" is a quote inside); "
-        + "a path starting with ~/ is in your home directory; start a line with // to send a literal /"
+        + "a path starting with ~/ is in your home directory; start a line with // to send a literal /; the publisher relays /msg text and can read it"
 
     /// Parses a typed line.
     /// - Parameter peerInSend: whether `/send` always names a peer first (on the server); a

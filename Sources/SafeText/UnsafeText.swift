@@ -60,17 +60,25 @@ public enum UnsafeText {
 /// Makes text from the network safe to print on a terminal.
 ///
 /// Every character `UnsafeText.isEscapedOnTerminal` names is written as `\u{1B}`, so a peer
-/// cannot move the cursor, change colours or reorder what the user reads. Everything else,
-/// backslashes included, is printed as it is. Escaping is idempotent: the escapes are plain
-/// ASCII, so escaping escaped text changes nothing.
+/// cannot move the cursor, change colours or reorder what the user reads, except the tab
+/// (U+0009): it only moves the cursor right to the next tab stop on the same line, so room
+/// text with tabs is shown with its tabs. Everything else, backslashes included, is printed
+/// as it is. Escaping is idempotent: the escapes are plain ASCII, so escaping escaped text
+/// changes nothing.
 public enum TerminalSafe {
-    /// `text` with every unsafe character written as `\u{HEX}`.
+    /// Whether `escape` writes `scalar` as an escape: what `UnsafeText.isEscapedOnTerminal`
+    /// names, but the tab.
+    public static func isEscaped(_ scalar: Unicode.Scalar) -> Bool {
+        scalar != "\t" && UnsafeText.isEscapedOnTerminal(scalar)
+    }
+
+    /// `text` with every unsafe character (`isEscaped`) written as `\u{HEX}`.
     public static func escape(_ text: String) -> String {
-        guard text.unicodeScalars.contains(where: UnsafeText.isEscapedOnTerminal) else { return text }
+        guard text.unicodeScalars.contains(where: isEscaped) else { return text }
         var result = ""
         result.unicodeScalars.reserveCapacity(text.unicodeScalars.count + 8)
         for scalar in text.unicodeScalars {
-            if UnsafeText.isEscapedOnTerminal(scalar) {
+            if isEscaped(scalar) {
                 result += "\\u{" + String(scalar.value, radix: 16, uppercase: true) + "}"
             } else {
                 result.unicodeScalars.append(scalar)

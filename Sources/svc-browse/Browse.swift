@@ -19,8 +19,8 @@ struct SvcBrowse {
         let browser = ServiceBrowser(type: options.type, domain: options.domain)
         let events = try browser.start { status in
             switch status {
-            case .lost(let error): Console.note("\(error.message); browsing resumes when it is back")
-            case .restored: Console.note("avahi-daemon is reachable again; browsing resumed")
+            case .lost(let error): Console.note("\(error.lostMessage); browsing resumes as soon as it is back")
+            case .restored: Console.note("avahi-daemon is back; browsing resumed")
             }
         }
         let work = Task {

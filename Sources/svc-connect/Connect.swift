@@ -19,7 +19,8 @@ struct SvcConnect {
 
     static func connect(_ options: ConnectOptions) async throws -> ExitCode {
         let instance = ServiceInstance(name: options.name, type: options.type, domain: options.domain)
-        var clientOptions = RoomClient.Options(instance: instance, name: options.memberName ?? defaultMemberName())
+        let memberName = options.memberName ?? defaultMemberName()
+        var clientOptions = RoomClient.Options(instance: instance, name: memberName)
         clientOptions.timeout = options.timeout
         clientOptions.reconnect = options.reconnect
         clientOptions.backoffMaximum = options.retryMaximum
@@ -29,14 +30,15 @@ struct SvcConnect {
         } catch {
             throw ToolFailure(.osError, error.message)
         }
-        let printer = ConnectOutput(output: EventOutput(json: options.json), serviceName: options.name)
+        let printer = ConnectOutput(output: EventOutput(json: options.json, timestamps: options.timestamps),
+                                    serviceName: options.name, requestedName: memberName)
         let client = RoomClient(options: clientOptions) { event in printer.print(event) }
         do {
             try await client.connect()
         } catch let error as DNSSDError where error.code == .noSuchName {
             throw ToolFailure(.noHost, error.message + (await namesSeen(options)))
         } catch let error as TransportError {
-            throw ToolFailure(.unavailable, "'\(options.name)' is not reachable; the host may have left the network (\(error))")
+            throw ToolFailure(.unavailable, "'\(options.name)' is not reachable, the host may have left the network: \(error)")
         } catch let error as ProtocolError {
             throw ToolFailure(.unavailable, "'\(options.name)' refused us: \(error)")
         }
@@ -67,9 +69,9 @@ struct SvcConnect {
         withExtendedLifetime(signals) {}
         switch outcome {
         case .finished, .closedByServer:
-            if case .closedByServer(let reason) = outcome { Console.note("the server closed the connection (\(TerminalSafe.escape(reason)))") }
+            if case .closedByServer(let reason) = outcome { Console.note("the server closed the connection: \(TerminalSafe.escape(reason))") }
             guard printer.undelivered == 0 else {
-                throw ToolFailure(.ioError, "\(printer.undelivered) item\(printer.undelivered == 1 ? " was" : "s were") not delivered")
+                throw ToolFailure(.ioError, "\(counted(printer.undelivered, "item was", "items were")) not delivered")
             }
             return .success
         case .failed(let reason):
@@ -79,10 +81,10 @@ struct SvcConnect {
             // orderly stop: 0 when everything was delivered, 74 when not.
             let undelivered = printer.undelivered
             let byUser = interruptedBy.withLock { $0 } != SIGTERM
-            let what = byUser ? "interrupted" : "stopped (SIGTERM)"
+            let what = byUser ? "interrupted" : "stopped by SIGTERM"
             guard undelivered == 0 else {
                 throw ToolFailure(byUser ? .interrupted : .ioError,
-                                  "\(what); \(undelivered) item\(undelivered == 1 ? " was" : "s were") not delivered (listed above)")
+                                  "\(what); \(counted(undelivered, "item was", "items were")) not delivered, listed above")
             }
             if !byUser { Console.note("\(what); everything sent was delivered"); return .success }
             throw ToolFailure(.interrupted, "\(what); everything sent was delivered")

@@ -16,6 +16,7 @@ struct ConnectOptions: Sendable {
     var heartbeat: Duration = .seconds(15)
     var inbox: String?
     var json = false
+    var timestamps = false
 
     static let spec = CommandSpec(
         name: "svc-connect",
@@ -34,6 +35,7 @@ struct ConnectOptions: Sendable {
             .init("retry-max", value: "seconds", help: "Longest wait between reconnect attempts (1, 2, 4 ... up to this; default: 64)."),
             .init("heartbeat", value: "seconds", help: "Ping the server after this much silence (default: 15)."),
             .json,
+            .timestamps,
         ],
         discussion: """
             Resolves the name, tries every address of the host (IPv6 and IPv4, raced as in
@@ -43,12 +45,17 @@ struct ConnectOptions: Sendable {
             <path> (a file to a member, passed on by the publisher into that member's
             --inbox), /help (start a line with // to send a literal /). A name or path with
             spaces goes in double quotes (/msg "Living room" hi; \\" is a quote inside);
-            a path starting with ~/ is in your home directory. When the connection drops,
-            it reconnects with exponential backoff, finding the service again each time;
-            lines typed meanwhile are sent afterwards, or reported as not sent when it gives
-            up. It exits when input ends and everything
-            was delivered, or when the server confirms nothing for 4 heartbeat intervals
-            (what it did not confirm is then reported as not sent). Printing never holds up
+            a path starting with ~/ is in your home directory. /msg text goes through the
+            publisher, who relays it and can read it. On joining, it shows the room's last
+            lines, marked [history <time>]; a taken name gets a suffix and is announced:
+            '* the name alice is taken in this room; you are alice-2'. With --json, every
+            event, connection notes and errors included, is a JSON object on standard
+            output (the README lists them). When the connection drops, it reconnects with
+            exponential backoff, finding the service again each time; lines typed meanwhile
+            are sent afterwards, or reported as not sent when it gives up. It exits when
+            input ends and everything was delivered, or when the server confirms nothing for
+            4 heartbeat intervals; what it did not confirm is then reported as not sent.
+            Printing never holds up
             the room: output that is not read keeps up to 4 MiB, then lines are dropped and
             counted on standard error; when standard output is closed, it stays in the room
             and stops printing. While a file moves, standard error shows a progress bar
@@ -85,5 +92,6 @@ struct ConnectOptions: Sendable {
         if let text = parsed.value("heartbeat") { heartbeat = try parseSeconds(text, option: "heartbeat") }
         inbox = parsed.value("inbox")
         json = parsed.flag("json")
+        timestamps = try parsed.timestamps() ?? false
     }
 }

@@ -4,33 +4,62 @@ import MessagingCommandLine
 import Synchronization
 import TransportCore
 
-/// How svc-connect prints what happens: room traffic on stdout, connection notes on stderr.
+/// How svc-connect prints what happens: room traffic on stdout, connection notes and errors
+/// on stderr; with `--json`, room traffic, connection notes and errors are all JSON events on
+/// stdout (README: "svc-connect --json"), and the notes and errors stay on stderr for people.
 final class ConnectOutput: Sendable {
     private let output: EventOutput
     private let server: Mutex<String>
+    /// The name we asked for, to tell a rename from a plain join.
+    private let requestedName: String
     private let failures = Mutex(0)
 
-    init(output: EventOutput, serviceName: String) {
+    init(output: EventOutput, serviceName: String, requestedName: String) {
         self.output = output
         server = Mutex(serviceName)
+        self.requestedName = requestedName
     }
 
     /// Lines and files that could not be delivered.
     var undelivered: Int { failures.withLock { $0 } }
 
+    /// A connection note: on stderr, and with `--json` a JSON event on stdout too.
+    private func note(_ event: String, _ text: String, _ fields: [(String, JSONValue)]) {
+        if output.json { output.emit(event, text: text, fields) }
+        Console.note(text)
+    }
+
+    /// An error: `<tool>: error: ...` on stderr, and with `--json` a JSON event on stdout too.
+    private func error(_ event: String, _ text: String, _ fields: [(String, JSONValue)]) {
+        if output.json { output.emit(event, text: text, fields) }
+        Console.error(text)
+    }
+
     func print(_ event: RoomClient.Event) {
         switch event {
         case .connected(let winner, let all):
             let family = winner.address.family == .ipv6 ? "IPv6" : "IPv4"
-            Console.note("connected to \"\(server.withLock { $0 })\" at \(winner) (\(family), the first to answer of: \(all.map(\.addressWithScope).joined(separator: ", ")))")
+            let name = server.withLock { $0 }
+            let tried = all.count <= 1 ? "its only address"
+                : "the first to answer of \(counted(all.count, "address", "addresses")): \(all.map(\.addressWithScope).joined(separator: ", "))"
+            note("connected", "connected to \"\(name)\" at \(winner) over \(family), \(tried)",
+                 [("server", .string(name)), ("address", .string(winner.description)), ("family", .string(family)),
+                  ("addresses", .array(all.map { .string($0.addressWithScope) }))])
         case .serverHello(let name):
             server.withLock { $0 = name }
             output.emit("hello", text: "hello from \(name)", [("from", .string(name))])
         case .joined(let name):
             output.emit("joined", text: "* joined as \(name)", [("name", .string(name))])
+            if name != requestedName {
+                output.emit("renamed", text: "* the name \(requestedName) is taken in this room; you are \(name)",
+                            [("requested", .string(requestedName)), ("name", .string(name))])
+            }
         case .text(let from, let to, let text):
-            output.emit("text", text: to == nil ? "\(from): \(text)" : "\(from) (private): \(text)",
+            output.emit("text", text: to == nil ? "\(from): \(text)" : "\(from) to you, privately: \(text)",
                         [("from", .string(from)), ("to", to.map(JSONValue.string) ?? .null), ("text", .string(text))])
+        case .history(let from, let text, let time):
+            output.emit("history", text: "[history \(HumanTime.format(unixMilliseconds: time))] \(from): \(text)",
+                        [("from", .string(from)), ("text", .string(text)), ("said_at", .string(timestamp(unixMilliseconds: time)))])
         case .presence(let kind, let names):
             let list = names.joined(separator: ", ")
             let text = switch kind {
@@ -39,20 +68,31 @@ final class ConnectOutput: Sendable {
             case .left: "* \(list) left"
             }
             output.emit("presence", text: text, [("kind", .string("\(kind)")), ("names", .array(names.map(JSONValue.string)))])
-        case .serverError(let text): Console.note("the server says: \(text)")
-        case .suppressed(let count, let what): Console.note("\(count) more \(what) in the last 10 s were not shown one by one")
-        case .disconnected(let reason): Console.note("connection lost (\(reason))")
+        case .serverError(let text):
+            note("server-error", "the server says: \(text)", [("message", .string(text))])
+        case .suppressed(let count, let what):
+            note("suppressed", "not shown one by one in the last 10 s: \(what), \(count) more",
+                 [("count", .integer(count)), ("what", .string(what))])
+        case .disconnected(let reason):
+            note("disconnected", "connection lost to \"\(server.withLock { $0 })\": \(reason)", [("reason", .string(reason))])
         case .reconnecting(let delay, let attempt):
             TransferProgress.shared.reconnecting(peer: server.withLock { $0 })
-            Console.note("reconnecting in \(delay.secondsText) (attempt \(attempt))")
-        case .reconnectFailed(let reason): Console.note("reconnecting failed: \(reason)")
+            note("reconnecting", "reconnecting in \(delay.secondsText), attempt \(attempt)",
+                 [("delay_ms", .integer(Int(delay.nanoseconds / 1_000_000))), ("attempt", .integer(attempt))])
+        case .reconnectFailed(let reason):
+            note("reconnect-failed", "reconnecting failed: \(reason)", [("reason", .string(reason))])
         case .file(let fileEvent): FileOutput.print(fileEvent, peer: server.withLock { $0 }, output)
-        case .fileSent(_, let to, let result):
-            if case .failure = result { failures.withLock { $0 += 1 } }
-            FileOutput.printSent(result, peer: to ?? server.withLock { $0 }, output)
+        case .fileSent(let path, let to, let result):
+            let peer = to ?? server.withLock { $0 }
+            guard case .failure(let failure) = result else {
+                return FileOutput.printSent(result, peer: peer, output)
+            }
+            failures.withLock { $0 += 1 }
+            if output.json { output.emit("file-send-failed", text: failure.message, [("path", .string(path)), ("reason", .string(failure.message))]) }
+            FileOutput.printSent(result, peer: peer, output)
         case .notSent(let line):
             failures.withLock { $0 += 1 }
-            Console.error("not sent: \(line)")
+            error("not-sent", "not sent: \(line)", [("what", .string(line))])
         }
     }
 }

@@ -17,7 +17,8 @@ struct SvcPublish {
 
     /// Listens, registers, hosts the room until SIGINT/SIGTERM, then withdraws the service.
     static func publish(_ options: PublishOptions) async throws -> ExitCode {
-        let output = EventOutput(json: options.json)
+        // A log (standard output not a terminal) gets timestamps unless told otherwise.
+        let output = EventOutput(json: options.json, timestamps: options.timestamps ?? (isatty(STDOUT_FILENO) != 1))
         let inbox: Inbox?
         do {
             inbox = try options.inbox.map { (path) throws(FileError) in try Inbox(directory: path) }
@@ -52,6 +53,7 @@ struct SvcPublish {
         roomOptions.handshakeTimeout = options.handshakeTimeout
         roomOptions.slowMemberTimeout = options.slowMemberTimeout
         roomOptions.maximumMembersPerHostUnderLoad = options.maximumMembersPerHost
+        roomOptions.historyLength = options.history
         let roomOutput = RoomOutput(output: output, queue: queue)
         let room = RoomServer(options: roomOptions, queue: queue) { event in roomOutput.print(event) }
         listener.start(queue: queue, onError: { error in Console.note("accepting a connection failed: \(error)") }) { socket, peer in
@@ -92,7 +94,7 @@ struct SvcPublish {
                         queue.async { room.rename(newName) }
                         output.emit("restored", text: "registered again as \"\(newName)\"", [("name", .string(newName))])
                     case .daemonLost(let error):
-                        Console.note("\(error.message); the service will be registered again when it is back")
+                        Console.note("\(error.lostMessage); the service will be registered again as soon as it is back")
                     case .failed(let error):
                         once.resume(error)
                     }

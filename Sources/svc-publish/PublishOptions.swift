@@ -1,6 +1,7 @@
 import CommandLineSupport
 import DNSSD
 import DiscoveryCore
+import MessagingCore
 
 /// svc-publish's validated command line.
 struct PublishOptions: Sendable {
@@ -18,6 +19,10 @@ struct PublishOptions: Sendable {
     var handshakeTimeout: Duration = .seconds(10)
     var slowMemberTimeout: Duration = .seconds(30)
     var maximumMembersPerHost = 64
+    /// Room lines kept for late joiners.
+    var history = 20
+    /// nil: on when standard output is not a terminal (a log).
+    var timestamps: Bool?
 
     static let spec = CommandSpec(
         name: "svc-publish",
@@ -38,6 +43,9 @@ struct PublishOptions: Sendable {
             .init("handshake-timeout", value: "seconds", help: "Close connections that have not said HELLO by then (default: 10)."),
             .init("max-clients-per-host", value: "n", help: "Once the room is half full, refuse members from a host that has this many (default: 64)."),
             .init("slow-timeout", value: "seconds", help: "Drop a member that keeps more than 1 MiB unread this long while standard input waits for it (default: 30)."),
+            .init("history", value: "n", help: "Show a member who joins the last n lines said to everyone, at most \(RoomHistory.maximumLines); 0: none (default: 20). /msg lines are never kept."),
+            .timestamps,
+            .noTimestamps,
         ],
         discussion: """
             Listens on IPv6 and IPv4, registers the service, and prints the registered name
@@ -46,13 +54,16 @@ struct PublishOptions: Sendable {
             other member, and each line of standard input goes to every member, or is a
             command: /msg <name> <text>, /who, /send <name> <path> (into the member's
             --inbox), /help; a name or path with spaces goes in double quotes (\\" is a quote
-            inside), a path starting with ~/ is in your home directory. End of input does
-            not stop it; SIGINT or SIGTERM says goodbye to the members, withdraws the
-            service and exits 0.
+            inside), a path starting with ~/ is in your home directory. What you type is
+            printed too, as '<name>: <text>'. The publisher relays every /msg between members,
+            so it can read them: they are printed here as '<member> -> <member>: <text>'. A
+            member who joins is first shown the last lines said to everyone (--history).
+            End of input does not stop it; SIGINT or SIGTERM says goodbye to the members,
+            withdraws the service and exits 0.
 
             OUTPUT:
               registered "<name>" <type> <domain> port <port>
-              joined #<n> <member> from <address>      left #<n> <member> (<reason>)
+              joined #<n> <member> from <address>      left #<n> <member>: <reason>
               <member>: <text>                          <member> -> <member>: <text>
               receiving "<file>" from <member> ...     stored "<file>" from <member> ...
               sending "<file>" to <member> ...         sent "<file>" to <member> ...
@@ -61,6 +72,8 @@ struct PublishOptions: Sendable {
               (sizes in binary units: 1 KiB = 1024 bytes, 1 MiB = 1024 KiB; rate, elapsed
               time, ETA; "stalled" after 5 s without data); with --json, file-progress
               events instead, at most one a second per file plus the last.
+              Lines start with the local time, YYYY-MM-DD HH:MM:SS, when standard output
+              is not a terminal or with --timestamps; --no-timestamps turns that off.
               Printing never holds up the room: a standard output or error that is not
               read keeps up to 4 MiB, then drops lines and says how many on standard error.
               When standard output is closed, the room goes on and events are no longer
@@ -102,5 +115,12 @@ struct PublishOptions: Sendable {
             maximumMembersPerHost = count
         }
         if let text = parsed.value("slow-timeout") { slowMemberTimeout = try parseSeconds(text, option: "slow-timeout") }
+        if let text = parsed.value("history") {
+            guard let count = Int(text), (0...RoomHistory.maximumLines).contains(count) else {
+                throw UsageError("--history takes a whole number from 0 to \(RoomHistory.maximumLines), not '\(text)'")
+            }
+            history = count
+        }
+        timestamps = try parsed.timestamps()
     }
 }

@@ -2,6 +2,7 @@ import CommandLineSupport
 import Dispatch
 import Messaging
 import MessagingCommandLine
+import TransportCore
 import TransportPOSIX
 
 /// How svc-publish prints what happens in its room. Joins and leaves print 50 lines in 10 s
@@ -19,8 +20,8 @@ final class RoomOutput: @unchecked Sendable {
         self.output = output
         self.queue = queue
         let scheduler = DispatchScheduler(queue: queue)
-        joins = LimitedReports(burst: 50, scheduler: scheduler) { Console.note("\($0) more members joined in the last 10 s than were shown one by one") }
-        leaves = LimitedReports(burst: 50, scheduler: scheduler) { Console.note("\($0) more members left in the last 10 s than were shown one by one") }
+        joins = LimitedReports(burst: 50, scheduler: scheduler) { Console.note("not shown one by one in the last 10 s: \(counted($0, "more member", "more members")) joined") }
+        leaves = LimitedReports(burst: 50, scheduler: scheduler) { Console.note("not shown one by one in the last 10 s: \(counted($0, "more member", "more members")) left") }
     }
 
     func print(_ event: RoomServer.Event) {
@@ -32,10 +33,10 @@ final class RoomOutput: @unchecked Sendable {
                         [("client", .integer(id)), ("name", .string(name)), ("peer", .string(peer))])
         case .left(let id, let name, let reason):
             guard leaves.admit() else { return }
-            output.emit("left", text: "left #\(id) \(name) (\(reason))",
+            output.emit("left", text: "left #\(id) \(name): \(reason)",
                         [("client", .integer(id)), ("name", .string(name)), ("reason", .string(reason))])
         case .refused(let peer, let reason):
-            output.emit("refused", text: "refused \(peer) (\(reason))", [("peer", .string(peer)), ("reason", .string(reason))])
+            output.emit("refused", text: "refused \(peer): \(reason)", [("peer", .string(peer)), ("reason", .string(reason))])
         case .text(let from, let to, let text):
             output.emit("text", text: to.map { "\(from) -> \($0): \(text)" } ?? "\(from): \(text)",
                         [("from", .string(from)), ("to", to.map(JSONValue.string) ?? .null), ("text", .string(text))])

@@ -22,6 +22,18 @@ final class DNSSDErrorTests: XCTestCase {
         XCTAssertTrue(error.message.contains("browsing"))
     }
 
+    /// A running publisher or browser that loses the daemon is most often seeing a restart:
+    /// it says so, and does not tell the user to install anything.
+    func testLosingTheDaemonReadsAsARestart() {
+        let daemon = DNSSDError.daemon(-65537, while: "browsing", bus: .reachable(address: "/run/dbus/x"))
+        XCTAssertEqual(daemon.lostMessage, "avahi-daemon stopped answering: it is restarting, or was stopped")
+        let bus = DNSSDError.daemon(-65537, while: "browsing", bus: .unreachable(address: "/run/dbus/x", reason: "No such file or directory"))
+        XCTAssertTrue(bus.lostMessage.hasPrefix("the D-Bus system bus stopped answering: it is restarting, or was stopped"), bus.lostMessage)
+        for error in [daemon, bus] { XCTAssertFalse(error.lostMessage.contains("install"), error.lostMessage) }
+        let other = DNSSDError.daemon(-65548, while: "registering", bus: .reachable(address: "b"))
+        XCTAssertEqual(other.lostMessage, other.message)
+    }
+
     func testEveryKnownCodeMapsToAnExplainedError() {
         let expected: [Int32: DNSSDError.Code] = [
             -65548: .nameConflict, -65538: .noSuchName, -65554: .noSuchName, -65540: .badParameter,

@@ -128,11 +128,11 @@ final class OutputTests: XCTestCase {
     /// still withdraws its service and exits 0 on SIGTERM.
     func testAPublisherWhoseStdoutClosedKeepsServing() throws {
         let name = TestLAN.uniqueName("headless")
-        let publisher = try TestLAN.command(on: "a", ["bash", "-c", #"exec "$1" --name "$2" > >(head -n 1)"#, "bash", TestLAN.tool("svc-publish"), name])
+        let publisher = try TestLAN.command(on: "a", ["bash", "-c", #"exec "$1" --name "$2" --no-timestamps > >(head -n 1)"#, "bash", TestLAN.tool("svc-publish"), name])
         XCTAssertNotNil(publisher.waitForLine { $0.hasPrefix("registered \"") }, publisher.transcript)
         let ann = try join(name, as: "ann")
         let bob = try join(name, as: "bob")
-        XCTAssertNotNil(waitForStderr(publisher) { $0 == "svc-publish: standard output was closed (Broken pipe (errno 32)); results are no longer printed" },
+        XCTAssertNotNil(waitForStderr(publisher) { $0 == "svc-publish: standard output was closed: Broken pipe (errno 32); results are no longer printed" },
                         publisher.transcript)
         ann.send("still here")
         XCTAssertNotNil(bob.waitForEvent { $0["text"] as? String == "still here" }, bob.transcript)

@@ -148,7 +148,7 @@ final class PublishBrowseConnectTests: XCTestCase {
         _ = browser.waitForExit()
 
         let name = TestLAN.uniqueName("safe")
-        let publisher = try TestLAN.run("svc-publish", on: "a", ["--name", name])
+        let publisher = try TestLAN.run("svc-publish", on: "a", ["--name", name, "--no-timestamps"])
         XCTAssertNotNil(publisher.waitForLine { $0.hasPrefix("registered") }, publisher.transcript)
         let client = try TestLAN.run("svc-connect", on: "b", [name, "--message", "\u{1B}]0;pwned\u{7}"])
         XCTAssertEqual(client.waitForExit(), 0, client.transcript)

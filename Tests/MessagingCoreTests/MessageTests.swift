@@ -17,6 +17,7 @@ final class MessageTests: XCTestCase {
         .presence(.left, names: []),
         .session(id: .max, next: 7),
         .acknowledged(through: 8),
+        .history(time: 1_764_607_205_123, from: "alice", text: "said\tbefore"),
         .fileOffer(.init(id: 3, size: 1 << 40, digest: Array(0..<32), name: "../x.bin")),
         .fileAccept(id: 3, offset: 12345),
         .fileChunk(id: 3, data: [0, 1, 2, 255]),
@@ -48,7 +49,8 @@ final class MessageTests: XCTestCase {
     }
 
     func testHelloLayout() {
-        XCTAssertEqual(Message.hello(.init(name: "a")).frame.payload, Array("P2PM".utf8) + [0, 1, 0, 0, 0, 31, 0, 1, 0x61])
+        // Capabilities 63: rooms, files, resume, acknowledged text, relayed files, history.
+        XCTAssertEqual(Message.hello(.init(name: "a")).frame.payload, Array("P2PM".utf8) + [0, 1, 0, 0, 0, 63, 0, 1, 0x61])
     }
 
     func testUnknownTypeAndFlagsAreReported() {

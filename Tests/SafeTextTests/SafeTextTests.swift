@@ -15,7 +15,19 @@ final class TerminalSafeTests: XCTestCase {
         let hostile = "\u{1B}]0;title\u{7}\u{9B}2J\u{202E}txt.exe\u{2066}\r\n\t\\u{1B}"
         let once = TerminalSafe.escape(hostile)
         XCTAssertEqual(TerminalSafe.escape(once), once)
-        XCTAssertFalse(once.unicodeScalars.contains(where: UnsafeText.isEscapedOnTerminal))
+        XCTAssertFalse(once.unicodeScalars.contains(where: TerminalSafe.isEscaped))
+    }
+
+    /// A tab is shown as a tab; every other C0 and C1 control, DEL, and the separators and
+    /// bidirectional controls are still escaped.
+    func testTabsArePrintedAsTabsAndEveryOtherControlIsEscaped() {
+        XCTAssertEqual(TerminalSafe.escape("name\tsize\t\u{1B}[2J"), "name\tsize\t\\u{1B}[2J")
+        for value in UInt32(0)...0x10FFFF {
+            guard let scalar = Unicode.Scalar(value), UnsafeText.isEscapedOnTerminal(scalar) else { continue }
+            let expected = scalar == "\t" ? "\t" : "\\u{" + String(value, radix: 16, uppercase: true) + "}"
+            XCTAssertEqual(TerminalSafe.escape("a\(scalar)b"), "a\(expected)b", UnsafeText.codePoint(scalar))
+        }
+        XCTAssertTrue(UnsafeText.isEscapedOnTerminal("\t"), "a tab is still refused in names and file names")
     }
 
     /// The two rules cannot disagree: whatever a terminal must not see, a name may not hold,
