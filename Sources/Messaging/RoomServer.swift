@@ -133,7 +133,7 @@ public final class RoomServer: @unchecked Sendable {
         peerErrors = reports("ERROR frames from members")
         fileRefusals = reports("refused or failed file offers")
         probes = LimitedReports(scheduler: scheduler) { count in
-            onEvent(.note("\(count) more connections than 20 in the last 10 s only checked that the room answers (as svc-browse --verify does)"))
+            onEvent(.note("more than 20 connections in the last 10 s only checked that the room answers (as svc-browse --verify does): \(count) beyond the first 20"))
         }
     }
 

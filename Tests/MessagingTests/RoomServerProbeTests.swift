@@ -110,6 +110,6 @@ final class RoomServerProbeTests: XCTestCase {
         }
         XCTAssertEqual(fixture.lines, [])
         fixture.scheduler.advance(by: .seconds(11))
-        XCTAssertEqual(fixture.lines, ["note 5 more connections than 20 in the last 10 s only checked that the room answers (as svc-browse --verify does)"])
+        XCTAssertEqual(fixture.lines, ["note more than 20 connections in the last 10 s only checked that the room answers (as svc-browse --verify does): 5 beyond the first 20"])
     }
 }
