@@ -220,7 +220,8 @@ final class CommandRunner {
 
     /// Whether the process printed a line like `expected` (any line when nil): for a JSON
     /// example, an object with the same "event" (and "name"); otherwise a line starting with
-    /// the same word and holding each "quoted" part of the example (names, TXT, file names).
+    /// the same word (after a timestamp, if any) and holding each "quoted" part of the example
+    /// (names, TXT, file names).
     func shows(_ process: ToolProcess, _ expected: String?) -> Bool {
         let lines = process.stdout + process.stderr
         guard let expected else { return !lines.isEmpty }
@@ -232,7 +233,9 @@ final class CommandRunner {
         }
         let first = expected.split(separator: " ").first.map(String.init) ?? ""
         let quoted = expected.split(separator: "\"", omittingEmptySubsequences: false).enumerated().filter { $0.offset % 2 == 1 }.map(\.element)
-        return lines.contains { line in line.hasPrefix(first) && quoted.allSatisfy { line.contains($0) } }
+        return lines.contains { line in
+            line.split(separator: " ").prefix(3).contains { $0 == first } && quoted.allSatisfy { line.contains($0) }
+        }
     }
 
     /// Sends SIGTERM to whatever still runs; each must exit 0.
