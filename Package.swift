@@ -67,7 +67,7 @@ let package = Package(
         ),
         .executableTarget(
             name: "svc-browse",
-            dependencies: ["DNSSD", "DiscoveryCore", "TransportCore", "TransportPOSIX", "CommandLineSupport"]
+            dependencies: ["DNSSD", "DiscoveryCore", "TransportCore", "TransportPOSIX", "MessagingCore", "CommandLineSupport"]
         ),
         .executableTarget(
             name: "svc-connect",

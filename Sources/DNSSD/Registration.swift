@@ -132,7 +132,11 @@ final class RegistrationCore: @unchecked Sendable {
 
     func start(confirming oneShot: OneShot<String>) throws {
         confirmation = oneShot
-        try createRef()
+        do throws(DNSSDError) {
+            try createRef()
+        } catch where error.code == .nameConflict {
+            conflicted(error) // a name this very daemon holds is refused at once, not in a reply
+        }
     }
 
     private func createRef() throws(DNSSDError) {
@@ -196,6 +200,8 @@ final class RegistrationCore: @unchecked Sendable {
         candidateName = candidate.alternative
         do throws(DNSSDError) {
             try createRef()
+        } catch where error.code == .nameConflict {
+            conflicted(error) // at most 100 renames in all (above)
         } catch {
             if error.isDaemonUnavailable { lost(error) } else { fail(error) }
         }

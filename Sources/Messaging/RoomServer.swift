@@ -49,9 +49,12 @@ public final class RoomServer: @unchecked Sendable {
 
     /// What happened in the room, for the tool to print.
     public enum Event: Sendable {
+        /// A member joined; `id` is its member number (1, 2, ... in the order members joined:
+        /// refused connections and probes get none).
         case joined(id: Int, name: String, peer: String)
         case left(id: Int, name: String, reason: String)
-        /// A connection that never became a member (bad handshake, refused, ...).
+        /// A connection that never became a member (bad handshake, refused, ...); not for a
+        /// probe (GOODBYE instead of HELLO), which is counted and reported only in a flood.
         case refused(peer: String, reason: String)
         /// Text from a member; `to` is nil for everyone.
         case text(from: String, to: String?, text: String)
@@ -69,13 +72,19 @@ public final class RoomServer: @unchecked Sendable {
     private var roster = Roster()
     private var sessions = TextSessions()
     private var history: RoomHistory
+    /// Every connection, by a number of its own (members get a member number only when they join).
     private var members: [Int: Member] = [:]
     private var nextID = 1
+    /// The member number the next member that joins gets (#1, #2, ...).
+    private var nextMemberNumber = 1
     /// Lines about refused connections, members' ERROR frames and refused file offers: a flood
     /// of any prints 20 lines in 10 s and then one line with how many more there were.
     private let refusals: LimitedReports
     private let peerErrors: LimitedReports
     private let fileRefusals: LimitedReports
+    /// Probes (a GOODBYE instead of HELLO: `svc-browse --verify`) are not reported one by one;
+    /// more than 20 in 10 s get a line with the count, so a flood of them is still seen.
+    private let probes: LimitedReports
     /// Connections that have not said HELLO yet, per host (see `IPAddress.hostKey`).
     private var pendingByHost: [String: Int] = [:]
     private var pendingCount = 0
@@ -95,6 +104,10 @@ public final class RoomServer: @unchecked Sendable {
         let host: String
         /// Whether it counts among the connections that have not said HELLO.
         var isPending = true
+        /// Its member number, once it joined (probes and refused connections get none).
+        var number: Int?
+        /// It said GOODBYE instead of HELLO: it only checked that the room answers.
+        var isProbe = false
         var name: String?
         var files: FileTransfers?
         /// Set by SESSION: this member's TEXT frames are numbered from `nextSequence` on.
@@ -139,6 +152,9 @@ public final class RoomServer: @unchecked Sendable {
                                         fromHost: options.relayedFilesPerHost, transfers: options.relayedFiles,
                                         idleTimeout: inboxLimits.transferIdleTimeout, minimumProgress: inboxLimits.transferMinimumProgress),
                           scheduler: scheduler)
+        probes = LimitedReports(scheduler: scheduler) { count in
+            onEvent(.note("more than 20 connections in the last 10 s only checked that the room answers (as svc-browse --verify does): \(count) beyond the first 20"))
+        }
     }
 
     /// The server's name changed (the service was renamed).
@@ -279,6 +295,13 @@ public final class RoomServer: @unchecked Sendable {
     }
 
     private func handshake(_ message: Message, from member: Member) {
+        guard !member.isProbe else { return } // what a probe sends after its GOODBYE is ignored
+        if case .goodbye = message {
+            // A probe: it has read our HELLO and leaves without joining. Until it is gone it
+            // counts as pending like any connection that has not said HELLO.
+            member.isProbe = true
+            return member.link.goodbye("only checked that the room answers")
+        }
         guard case .hello(let hello) = message else {
             return member.link.reject(ProtocolError(.notHandshaken, "the first frame must be HELLO"))
         }
@@ -299,6 +322,9 @@ public final class RoomServer: @unchecked Sendable {
         }
         leftPending(member)
         membersByHost[member.host] = fromHost + 1
+        let number = nextMemberNumber
+        nextMemberNumber += 1
+        member.number = number
         let name = roster.join(id: member.id, requested: hello.name, reserved: [options.name])
         member.name = name
         member.link.handshakeCompleted()
@@ -317,7 +343,7 @@ public final class RoomServer: @unchecked Sendable {
             for line in history.lines { member.link.send(.history(time: line.time, from: line.from, text: line.text)) }
         }
         broadcast(.presence(.joined, names: [name]), except: member.id)
-        onEvent(.joined(id: member.id, name: name, peer: member.peer))
+        onEvent(.joined(id: number, name: name, peer: member.peer))
     }
 
     private func ended(_ member: Member, _ reason: PeerLink.EndReason) {
@@ -326,14 +352,18 @@ public final class RoomServer: @unchecked Sendable {
         if let session = member.session { sessions.detach(session, holder: member.id) }
         member.files?.linkEnded(reason)
         relay.left(member.id)
-        guard let name = roster.leave(id: member.id) else {
-            if refusals.admit() { onEvent(.refused(peer: member.peer, reason: reason.description)) }
+        guard let name = roster.leave(id: member.id), let number = member.number else {
+            if member.isProbe {
+                _ = probes.admit() // counted: only a flood of probes is reported
+            } else if refusals.admit() {
+                onEvent(.refused(peer: member.peer, reason: reason.description))
+            }
             return
         }
         let count = membersByHost[member.host, default: 1] - 1
         membersByHost[member.host] = count > 0 ? count : nil
         broadcast(.presence(.left, names: [name]), except: member.id)
-        onEvent(.left(id: member.id, name: name, reason: reason.description))
+        onEvent(.left(id: number, name: name, reason: reason.description))
     }
 
     /// A PRESENCE list in as many frames as it takes (a room of thousands passes 1 MiB).

@@ -61,9 +61,14 @@ struct SvcBrowse {
             }
             if options.verify, case .success(let (_, endpoints)) = resolution {
                 // A host that left without a goodbye stays in caches; only a connection tells.
+                // A room is asked for its HELLO (quietly: see RoomProbe); other types only connect.
                 answering = await Result {
-                    let (socket, _) = try await TCPConnector.connect(to: endpoints, timeout: .seconds(2))
-                    socket.close()
+                    if instance.type.baseType == ServiceType.p2pipp.baseType {
+                        try await RoomProbe.check(endpoints, timeout: .seconds(2))
+                    } else {
+                        let (socket, _) = try await TCPConnector.connect(to: endpoints, timeout: .seconds(2))
+                        socket.close()
+                    }
                 }
             }
             return BrowseOutput.format("added", instance, interfaces, resolution.flatMap { try? $0.get() }, answering: answering,

@@ -19,7 +19,7 @@ struct BrowseOptions: Sendable {
             .serviceType,
             .domain,
             .init("resolve", help: "Also show each service's host, port, addresses and TXT record."),
-            .init("verify", help: "Also check that each service accepts a connection (implies --resolve)."),
+            .init("verify", help: "Also check that each service answers (a room: says HELLO, not joined; implies --resolve)."),
             .init("once", help: "Print what is there now and exit (like avahi-browse -t)."),
             .init("timeout", value: "seconds", help: "Stop browsing after this many seconds."),
             .json,

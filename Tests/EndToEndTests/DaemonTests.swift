@@ -37,6 +37,23 @@ final class DaemonTests: XCTestCase {
         }
     }
 
+    /// On the same host the daemon refuses a name it holds at once (not in a reply): the
+    /// default policy still renames, and `--conflict fail` still exits 73.
+    func testAConflictOnTheSameHostRenamesToo() throws {
+        let name = TestLAN.uniqueName("twice")
+        let first = try TestLAN.run("svc-publish", on: "a", ["--name", name, "--json"])
+        XCTAssertEqual(registered(first), name, first.transcript)
+        let second = try TestLAN.run("svc-publish", on: "a", ["--name", name, "--json"])
+        let renamed = try XCTUnwrap(registered(second), second.transcript)
+        XCTAssertTrue(renamed != name && renamed.hasPrefix(name), renamed)
+        let strict = try TestLAN.run("svc-publish", on: "a", ["--name", name, "--conflict", "fail"])
+        XCTAssertEqual(strict.waitForExit(timeout: 15), 73, strict.transcript)
+        for publisher in [first, second] {
+            publisher.signal(SIGTERM)
+            XCTAssertEqual(publisher.waitForExit(), 0)
+        }
+    }
+
     func testRegistrationSurvivesADaemonRestart() throws {
         let name = TestLAN.uniqueName("survivor")
         let publisher = try TestLAN.run("svc-publish", on: "a", ["--name", name, "--json"])

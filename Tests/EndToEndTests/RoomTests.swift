@@ -171,6 +171,28 @@ final class RoomTests: XCTestCase {
         XCTAssertEqual(near.waitForExit(), 0)
     }
 
+    /// `--verify` reads the room's HELLO and says GOODBYE instead of joining: the publisher
+    /// prints nothing about it, and the first member to join is still #1.
+    func testVerifyIsQuietOnThePublisherAndTakesNoMemberNumber() throws {
+        let name = TestLAN.uniqueName("quiet")
+        let publisher = try TestLAN.run("svc-publish", on: "a", ["--name", name])
+        XCTAssertNotNil(publisher.waitForLine { $0.contains("registered \"") }, publisher.transcript)
+        for _ in 0..<2 {
+            let browser = try TestLAN.run("svc-browse", on: "b", ["--once", "--verify"])
+            XCTAssertEqual(browser.waitForExit(timeout: 20), 0, browser.transcript)
+            XCTAssertTrue(browser.stdout.contains { $0.hasPrefix("added \"\(name)\"") && $0.hasSuffix("[answering]") }, browser.transcript)
+        }
+        let member = try TestLAN.run("svc-connect", on: "b", [name, "--as", "first", "--message", "hi"])
+        XCTAssertEqual(member.waitForExit(timeout: 20), 0, member.transcript)
+        let joined = try XCTUnwrap(publisher.waitForLine { $0.contains("joined #") }, publisher.transcript)
+        XCTAssertTrue(joined.contains("joined #1 first from "), joined) // (a timestamp may come first)
+        XCTAssertNotNil(publisher.waitForLine { $0.contains("left #1 first") }, publisher.transcript)
+        publisher.signal(SIGTERM)
+        XCTAssertEqual(publisher.waitForExit(), 0, publisher.transcript)
+        XCTAssertEqual(publisher.stdout.filter { !$0.contains("registered \"") && !$0.contains("first") }, [], publisher.transcript)
+        XCTAssertEqual(publisher.stderr, [], publisher.transcript)
+    }
+
     func testLinesAreReportedNotSentWhenTheClientGivesUp() throws {
         let name = TestLAN.uniqueName("gone")
         let (publisher, _) = try publish(name)

@@ -110,6 +110,12 @@ final class ToolProcess: @unchecked Sendable {
         return nil
     }
 
+    /// The exit status if the process exits within `timeout`; nil when it is still running
+    /// then (it is left running).
+    func exitStatus(within timeout: TimeInterval) -> Int32? {
+        waitForStatus(until: Date().addingTimeInterval(timeout)).map(drained)
+    }
+
     /// The exit status once the process has exited: from Foundation, or, when Foundation has
     /// not noticed the exit (seen here: a child left unreaped), from the zombie's
     /// /proc/PID/stat, whose 52nd field is the status as waitpid(2) reports it.

@@ -1,0 +1,100 @@
+import Dispatch
+import MessagingCore
+import TransportCore
+import TransportPOSIX
+
+/// What `--verify` does for a room (`_p2pipp._tcp`): connects, reads the server's `HELLO`,
+/// says `GOODBYE` instead of its own `HELLO` and closes (docs/PROTOCOL.md, "Handshake"). That
+/// proves the service speaks the protocol without joining the room: the publisher does not
+/// report it and gives it no member number.
+enum RoomProbe {
+    struct Failure: Error, CustomStringConvertible {
+        let description: String
+    }
+
+    /// The largest frame taken before the server's `HELLO` (a `HELLO` is a few hundred bytes).
+    static let frameLimit = 4096
+
+    /// Returns once the service at `endpoints` said a valid `HELLO`.
+    /// - Throws: `TransportError` when no address accepts a connection, `Failure` when the
+    ///   service does not say `HELLO` within `timeout` or says something else.
+    static func check(_ endpoints: [SocketEndpoint], timeout: Duration) async throws {
+        let (socket, peer) = try await TCPConnector.connect(to: endpoints, timeout: timeout)
+        let probe = Probe(Connection(socket: socket, peer: peer, queue: DispatchQueue(label: "svc-browse.probe")))
+        try await withTaskCancellationHandler {
+            try await probe.run(timeout: timeout)
+        } onCancel: {
+            probe.end(.failure(CancellationError()))
+        }
+    }
+}
+
+/// One probe's connection.
+///
+/// - Important: every field is used on `connection.queue` only.
+private final class Probe: @unchecked Sendable {
+    private let connection: Connection
+    private var decoder = FrameDecoder(maximumPayload: RoomProbe.frameLimit)
+    private var continuation: CheckedContinuation<Void, any Error>?
+    private var outcome: Result<Void, any Error>?
+
+    init(_ connection: Connection) { self.connection = connection }
+
+    func run(timeout: Duration) async throws {
+        try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
+            connection.queue.async { [self] in
+                connection.start(onBytes: { [self] in received($0) }, onClose: { [self] reason in
+                    finish(.failure(RoomProbe.Failure(description: "the connection was \(reason) before the service said HELLO")))
+                })
+                if let outcome { // cancelled before it started
+                    connection.close()
+                    return continuation.resume(with: outcome)
+                }
+                self.continuation = continuation
+                connection.queue.asyncAfter(deadline: .now() + .nanoseconds(Int(timeout.nanoseconds))) { [self] in
+                    finish(.failure(RoomProbe.Failure(description: "no HELLO within \(timeout.secondsText)")))
+                }
+            }
+        }
+    }
+
+    /// Ends the probe from any thread.
+    func end(_ result: Result<Void, any Error>) {
+        connection.queue.async { [self] in finish(result) }
+    }
+
+    private func received(_ bytes: [UInt8]) {
+        decoder.feed(bytes)
+        do throws(ProtocolError) {
+            guard let frame = try decoder.next() else { return }
+            guard case .hello(let hello) = try Message(decoding: frame) else {
+                return finish(.failure(RoomProbe.Failure(description: "the service's first frame is not HELLO")))
+            }
+            guard hello.version == Message.Hello.currentVersion else {
+                return finish(.failure(RoomProbe.Failure(description: "the service speaks protocol version \(hello.version), not \(Message.Hello.currentVersion)")))
+            }
+            finish(.success(()))
+        } catch {
+            finish(.failure(RoomProbe.Failure(description: "the service does not speak the room protocol: \(error.message)")))
+        }
+    }
+
+    /// Resumes the waiting task once. On success the probe says GOODBYE and closes in an
+    /// orderly way (a server that never closes its side is cut off after 2 s); otherwise it
+    /// closes at once.
+    private func finish(_ result: Result<Void, any Error>) {
+        guard outcome == nil else { return }
+        outcome = result
+        guard let continuation else { return } // not started yet: `run` closes it
+        if case .success = result, !connection.isClosed {
+            var bytes: [UInt8] = []
+            if Message.goodbye(reason: "svc-browse --verify").encode(into: &bytes) { connection.send(bytes) }
+            connection.finish()
+            connection.queue.asyncAfter(deadline: .now() + .seconds(2)) { [connection] in connection.close() }
+        } else {
+            connection.close()
+        }
+        continuation.resume(with: result)
+        self.continuation = nil
+    }
+}
