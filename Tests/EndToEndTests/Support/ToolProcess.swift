@@ -26,7 +26,11 @@ final class ToolProcess: @unchecked Sendable {
         process.standardInput = stdinPipe
         for (pipe, isOut) in [(out, true), (err, false)] {
             pipe.fileHandleForReading.readabilityHandler = { [weak self] handle in
-                self?.append(handle.availableData, isOut: isOut)
+                let data = handle.availableData
+                // At the end, stop watching the pipe before it can be closed: a dispatch source
+                // left on a closed (and reused) descriptor crashed the test process in libdispatch.
+                if data.isEmpty { handle.readabilityHandler = nil }
+                self?.append(data, isOut: isOut)
             }
         }
         try process.run()
