@@ -48,7 +48,9 @@ public final class TransferProgress: Sendable {
 
     /// A transfer starts (or starts again after a reconnect, at `resumingAt`).
     func started(_ direction: FileTransfers.Direction, peer: String, name: String, size: UInt64, resumingAt: UInt64, _ output: EventOutput) {
-        guard Self.isShown(output) else { return }
+        // A file received with no byte to come (empty, or all of it resumed) ends without a
+        // progress report, which is what takes a received file off the bar: it is not put on.
+        guard Self.isShown(output), direction == .sending || resumingAt < size else { return }
         let now = ContinuousClock.now
         let key = Key(direction: direction, peer: peer, name: name)
         state.withLock { state in
