@@ -10,9 +10,12 @@ public enum RoomCommand: Sendable, Hashable {
     case send(to: String?, path: String)
     /// `/help`
     case help
+    /// `/quit`: leave (svc-connect: once what was typed is delivered, as at end of input;
+    /// svc-publish: close the room, as on SIGINT).
+    case quit
 
     /// What the commands are, for `/help` and for mistakes.
-    public static let summary = "commands: /msg <peer> <text>, /who, /send [<peer>] <path>, /help; start a line with // to send a literal /"
+    public static let summary = "commands: /msg <peer> <text>, /who, /send [<peer>] <path>, /help, /quit; start a line with // to send a literal /"
 
     /// Parses a typed line.
     /// - Parameter peerInSend: whether `/send` names a peer first (on the server).
@@ -40,6 +43,9 @@ public enum RoomCommand: Sendable, Hashable {
                 self = .send(to: nil, path: String(rest))
             }
         case "/help": self = .help
+        case "/quit":
+            guard words.count == 1 else { throw mistake("/quit takes nothing after it") }
+            self = .quit
         default: throw mistake("unknown command \(words[0])")
         }
     }

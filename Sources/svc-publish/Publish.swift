@@ -58,6 +58,8 @@ struct SvcPublish {
             room.accept(socket, peer: peer)
         }
         let pacing = Mutex(0)
+        /// Ends the room as SIGINT does; set once the room is up.
+        let quit = Mutex<ResumeOnce<DNSSDError?>?>(nil)
         StandardInputLines.start(onLine: { line in
             // Every 256 KiB of input, wait while a member's outbox is over its mark: a pipe
             // into the room is read as fast as the members take it, and nobody is cut off.
@@ -72,7 +74,8 @@ struct SvcPublish {
             }
             queue.async {
                 do throws(ProtocolError) {
-                    room.perform(try RoomCommand(parsing: line, peerInSend: true))
+                    let command = try RoomCommand(parsing: line, peerInSend: true)
+                    if command == .quit { quit.withLock { $0 }?.resume(nil) } else { room.perform(command) }
                 } catch {
                     Console.note(error.message)
                 }
@@ -81,6 +84,7 @@ struct SvcPublish {
 
         let failure = await withCheckedContinuation { (stopped: CheckedContinuation<DNSSDError?, Never>) in
             let once = ResumeOnce(stopped)
+            quit.withLock { $0 = once }
             let signals = TerminationSignals(queue: queue) { _ in once.resume(nil) }
             Task {
                 for await event in registration.events {

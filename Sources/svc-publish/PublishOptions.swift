@@ -59,9 +59,7 @@ struct PublishOptions: Sendable {
               When standard output is closed, the room goes on and events are no longer
               printed.
 
-            EXIT STATUS:
-              0 stopped by a signal, 64 bad arguments, 69 avahi-daemon or D-Bus unreachable,
-              71 cannot listen, 73 name taken with --conflict fail, 75 no confirmation in time.
+            \(ExitCode.table)
 
             EXAMPLES:
               svc-publish --name "Living room" --txt version=1

@@ -114,10 +114,11 @@ final class RoomCommandTests: XCTestCase {
         XCTAssertEqual(try RoomCommand(parsing: "/who", peerInSend: false), .who)
         XCTAssertEqual(try RoomCommand(parsing: "/send /tmp/a file.bin", peerInSend: false), .send(to: nil, path: "/tmp/a file.bin"))
         XCTAssertEqual(try RoomCommand(parsing: "/send bob /tmp/a file.bin", peerInSend: true), .send(to: "bob", path: "/tmp/a file.bin"))
+        XCTAssertEqual(try RoomCommand(parsing: "/quit", peerInSend: false), .quit)
     }
 
     func testMistakesExplainTheCommands() {
-        for line in ["/msg bob", "/who me", "/send", "/dance", "/send /only-a-path"] {
+        for line in ["/msg bob", "/who me", "/send", "/dance", "/send /only-a-path", "/quit now"] {
             XCTAssertThrowsError(try RoomCommand(parsing: line, peerInSend: line.contains("only")), line) { error in
                 XCTAssertTrue((error as! ProtocolError).message.contains("/msg <peer> <text>"))
             }
