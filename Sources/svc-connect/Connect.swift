@@ -72,7 +72,7 @@ struct SvcConnect {
             return .success
         case .closedByServer(let reason):
             // The room ended the session before we did: whatever was still to come is lost.
-            let what = "the room closed (the server \(reason))"
+            let what = "the room closed: the server \(reason)"
             guard undelivered == 0 else { throw ToolFailure(.ioError, "\(what); \(notDelivered)") }
             throw ToolFailure(.ioError, what + (options.reconnect ? "" : "; without --no-reconnect, svc-connect waits for it to come back"))
         case .failed(let reason):

@@ -43,7 +43,7 @@ final class ConnectOutput: Sendable {
         case .suppressed(let count, let what): Console.note("\(count) more \(what) in the last 10 s were not shown one by one")
         case .disconnected(let reason): Console.note("connection lost (\(reason))")
         case .roomClosed(let reason):
-            Console.note("the room closed (the server \(reason)); waiting for it to come back \u{2014} Ctrl-C to leave")
+            Console.note("the room closed: the server \(reason); waiting for it to come back \u{2014} Ctrl-C to leave")
         case .reconnecting(let delay, let attempt):
             Console.note("reconnecting in \(delay.secondsText) (attempt \(attempt))")
         case .reconnectFailed(let reason): Console.note("reconnecting failed: \(reason)")
