@@ -44,9 +44,9 @@ struct PublishOptions: Sendable {
             once the daemon confirms it (it is renamed 'name #2' when taken). Hosts a room
             (protocol: docs/PROTOCOL.md): members join with svc-connect, text goes to every
             other member, and each line of standard input goes to every member, or is a
-            command: /msg <peer> <text>, /who, /send <peer> <path>, /help. End of input does
-            not stop it; SIGINT or SIGTERM says goodbye to the members, withdraws the
-            service and exits 0.
+            command: /msg <peer> <text>, /who, /send <peer> <path>, /help, /quit. End of input
+            does not stop it; SIGINT, SIGTERM or /quit says goodbye to the members, withdraws
+            the service and exits 0; interactive members wait for it to come back.
 
             OUTPUT:
               registered "<name>" <type> <domain> port <port>
