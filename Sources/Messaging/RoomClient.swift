@@ -467,7 +467,12 @@ public final class RoomClient: @unchecked Sendable {
         joined = false
         files?.linkEnded(reason)
         files = nil
-        if joinWaiter != nil { return failJoin(ProtocolError(.handshakeTimeout, "the connection ended before the server welcomed us: \(reason)")) }
+        if joinWaiter != nil {
+            // A server that broke the protocol refused us in effect; one that just went away
+            // did not let us in in time.
+            let code: ProtocolError.Code = if case .violation(let error) = reason { error.code } else { .handshakeTimeout }
+            return failJoin(ProtocolError(code, "the connection ended before the server welcomed us: \(reason)"))
+        }
         if stopped { return end(.interrupted) }
         guard wasJoined else { return } // a failed join is connect()'s to report (or to retry)
         if finishing && everythingDelivered {
