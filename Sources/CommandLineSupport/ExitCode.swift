@@ -64,8 +64,8 @@ extension ExitCode {
           73   the name is taken and --conflict fail was given
           74   something was not delivered, or the connection broke or the room closed
                and was not restored
-          75   the service is published but its host does not answer (it may have left
-               without saying so); trying again later may work
+          75   the service is published but its host does not answer, or does not let us
+               in in time (it may have left without saying so); trying again may work
           76   the server refused us (e.g. the room is full)
           130  svc-connect interrupted by Ctrl-C (SIGINT); what was not delivered is listed
         """

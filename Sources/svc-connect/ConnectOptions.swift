@@ -49,10 +49,10 @@ struct ConnectOptions: Sendable {
             it back, input ends or Ctrl-C; --message and --send end instead. It exits when
             input ends (Ctrl-D) or on /quit once everything was delivered, or when the server
             confirms nothing for 4 heartbeat intervals (what it did not confirm is then
-            reported as not sent); Ctrl-C leaves at once and lists what was not delivered. Printing never holds up
-            the room: output that is not read keeps up to 4 MiB, then lines are dropped and
-            counted on standard error; when standard output is closed, it stays in the room
-            and stops printing.
+            reported as not sent); Ctrl-C leaves at once and lists what was not delivered.
+            Printing never holds up the room: output that is not read keeps up to 4 MiB, then
+            lines are dropped and counted on standard error; when standard output is closed,
+            it stays in the room and stops printing.
 
             \(ExitCode.table)
 

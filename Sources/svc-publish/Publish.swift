@@ -75,7 +75,11 @@ struct SvcPublish {
             queue.async {
                 do throws(ProtocolError) {
                     let command = try RoomCommand(parsing: line, peerInSend: true)
-                    if command == .quit { quit.withLock { $0 }?.resume(nil) } else { room.perform(command) }
+                    switch command {
+                    case .quit: quit.withLock { $0 }?.resume(nil)
+                    case .help: Console.note(RoomCommand.summary + "; " + leaving)
+                    default: room.perform(command)
+                    }
                 } catch {
                     Console.note(error.message)
                 }
@@ -111,6 +115,9 @@ struct SvcPublish {
         return .success
     }
 }
+
+/// How to close the room, for `/help`.
+private let leaving = "to close the room: /quit or Ctrl-C (members are told and wait for it to come back); end of input (Ctrl-D) does not close it"
 
 /// Resumes a continuation the first time only.
 private final class ResumeOnce<Value: Sendable>: Sendable {

@@ -65,6 +65,8 @@ final class RoomRestartTests: XCTestCase {
         let publisher = try publish(name)
         let member = try TestLAN.run("svc-connect", on: "b", [name, "--as", "brief", "--no-reconnect", "--json"])
         XCTAssertNotNil(member.waitForEvent { $0["event"] as? String == "joined" }, member.transcript)
+        publisher.send("/help")
+        XCTAssertNotNil(waitForStderr(publisher) { $0.contains("to close the room: /quit or Ctrl-C") }, publisher.transcript)
         publisher.send("/quit") // the publisher's /quit closes the room as SIGINT does
         XCTAssertEqual(publisher.waitForExit(), 0, publisher.transcript)
         XCTAssertEqual(member.waitForExit(), 74, member.transcript)
