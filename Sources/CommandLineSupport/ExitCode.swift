@@ -10,9 +10,11 @@ public struct ExitCode: Sendable, Hashable, CustomStringConvertible {
     public static let usage = ExitCode(64)
     /// EX_DATAERR: input data was wrong.
     public static let dataError = ExitCode(65)
+    /// EX_NOINPUT: a file to send is missing, unreadable or not a regular file.
+    public static let noInput = ExitCode(66)
     /// EX_NOHOST: the service name was not found.
     public static let noHost = ExitCode(68)
-    /// EX_UNAVAILABLE: avahi-daemon or D-Bus cannot be reached, or the service refused.
+    /// EX_UNAVAILABLE: avahi-daemon or D-Bus cannot be reached or did not answer in time.
     public static let unavailable = ExitCode(69)
     /// EX_SOFTWARE: an internal error.
     public static let software = ExitCode(70)
@@ -22,8 +24,11 @@ public struct ExitCode: Sendable, Hashable, CustomStringConvertible {
     public static let osError = ExitCode(71)
     /// EX_IOERR: reading or writing a connection failed.
     public static let ioError = ExitCode(74)
-    /// EX_TEMPFAIL: a timeout; trying again later may work.
+    /// EX_TEMPFAIL: the service was found but its host did not answer (or did not let us in)
+    /// in time; trying again later may work.
     public static let temporaryFailure = ExitCode(75)
+    /// EX_PROTOCOL: the server refused us (e.g. the room is full).
+    public static let protocolError = ExitCode(76)
 
     /// 128 + SIGINT: the user interrupted the tool (Ctrl-C), as shells report it.
     public static let interrupted = ExitCode(130)
@@ -41,4 +46,27 @@ public struct ToolFailure: Error, Sendable, CustomStringConvertible {
         self.message = message
     }
     public var description: String { message }
+}
+
+extension ExitCode {
+    /// The exit codes of svc-publish, svc-browse and svc-connect, one meaning each: the end
+    /// of every tool's `--help`, and the README's table (a test checks they agree).
+    public static let table = """
+        EXIT STATUS (the same for svc-publish, svc-browse and svc-connect):
+          0    done: input ended (or /quit) and everything was delivered; or stopped by
+               SIGINT or SIGTERM (svc-publish, svc-browse), by SIGTERM (svc-connect)
+          64   bad arguments
+          66   a file to send is missing, unreadable or not a regular file; nothing was sent
+          68   no service of that name answered within --timeout
+          69   avahi-daemon or D-Bus is unreachable or did not answer in time
+          70   an internal error (a bug: please report it)
+          71   cannot listen on the port, or cannot use the --inbox directory
+          73   the name is taken and --conflict fail was given
+          74   something was not delivered, or the connection broke or the room closed
+               and was not restored
+          75   the service is published but its host does not answer, or does not let us
+               in in time (it may have left without saying so); trying again may work
+          76   the server refused us (e.g. the room is full)
+          130  svc-connect interrupted by Ctrl-C (SIGINT); what was not delivered is listed
+        """
 }

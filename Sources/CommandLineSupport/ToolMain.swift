@@ -59,10 +59,9 @@ public enum ToolMain {
         case is UsageError: return .usage
         case let error as DNSSDError:
             switch error.code {
-            case .busUnreachable, .daemonUnreachable, .refused, .unsupported: return .unavailable
+            case .busUnreachable, .daemonUnreachable, .refused, .unsupported, .timedOut: return .unavailable
             case .noSuchName: return .noHost
             case .nameConflict: return .cannotCreate
-            case .timedOut: return .temporaryFailure
             case .internalError: return .software
             default: return .unavailable
             }

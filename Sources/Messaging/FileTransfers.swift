@@ -141,18 +141,13 @@ public final class FileTransfers: @unchecked Sendable {
     }
 
     private func offer(_ transfer: Outgoing) {
-        // O_NONBLOCK: opening a FIFO (a `/send` of the wrong path) must not wait for a writer on
-        // the room's queue; it is refused below as not a regular file (for which the flag does
-        // nothing).
-        let fd = open(transfer.path, O_RDONLY | O_CLOEXEC | O_NONBLOCK)
-        var info = stat()
-        guard fd >= 0, fstat(fd, &info) == 0, (info.st_mode & S_IFMT) == S_IFREG, info.st_size >= 0 else {
-            let reason = fd < 0 ? String(cString: strerror(errno)) : "not a regular file"
-            if fd >= 0 { close(fd) }
-            return finishOutgoing(.failure(FileError("cannot send \(transfer.path): \(reason)")))
+        let fd: Int32
+        do throws(FileError) {
+            (fd, transfer.size) = try Self.openForSending(transfer.path)
+        } catch {
+            return finishOutgoing(.failure(error))
         }
         transfer.fd = fd
-        transfer.size = UInt64(info.st_size)
         let queue = link.scheduler
         let size = transfer.size
         // Hashing reads the whole file: off the event queue, on the queue that closes `fd`.

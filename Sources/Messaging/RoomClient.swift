@@ -18,6 +18,15 @@ public final class RoomClient: @unchecked Sendable {
         /// How long finding and connecting may take, per attempt.
         public var timeout: Duration = .seconds(5)
         public var reconnect = true
+        /// When the server says GOODBYE (its publisher stopped in an orderly way), wait for a
+        /// room of the same name to come back and join it, instead of ending: for interactive
+        /// members. Needs `reconnect`; ends when input ends (`finish`) or on `stop`.
+        public var waitsForRoom = false
+        /// While waiting for the room: the pause between two looks for it. Each look resolves
+        /// the name and connects within `timeout`, listening for the name all that time, so a
+        /// room that comes back is found at once, or at the latest after this pause; at most
+        /// one look is under way at any time.
+        public var roomLookInterval: Duration = .seconds(2)
         public var backoffInitial: Duration = .seconds(1)
         public var backoffMaximum: Duration = .seconds(64)
         /// Lines kept while disconnected; more are reported as not sent (`submit`; see
@@ -56,6 +65,9 @@ public final class RoomClient: @unchecked Sendable {
         /// this many were not shown.
         case suppressed(count: Int, what: String)
         case disconnected(reason: String)
+        /// The server said GOODBYE and `waitsForRoom` is on: the client looks for a room of
+        /// the same name until one takes it back (`joined`), input ends, or `stop()`.
+        case roomClosed(reason: String)
         case reconnecting(after: Duration, attempt: Int)
         case reconnectFailed(String)
         case file(FileTransfers.Event)
@@ -68,7 +80,9 @@ public final class RoomClient: @unchecked Sendable {
     public enum Outcome: Sendable, Hashable {
         /// Everything was sent and the connection closed in an orderly way.
         case finished
-        /// The server closed the connection and reconnecting is off.
+        /// The server closed the connection (or said GOODBYE) before input ended, and the
+        /// client did not wait for it to come back (reconnecting off, one-shot use, or input
+        /// ended while waiting).
         case closedByServer(String)
         /// The connection broke and could not be restored.
         case failed(String)
@@ -129,8 +143,12 @@ public final class RoomClient: @unchecked Sendable {
     private var pendingFiles: [(to: String?, path: String)] = []
     private var filesInFlight = 0
     private var finishing = false
+    /// Why the room closed, while waiting for it to come back (`waitsForRoom`).
+    private var roomClosedBecause: String?
     /// `stop()` was called, or reconnecting was given up: nothing is retried any more.
     private var stopped = false
+    /// `stop()` was called: a file cut short is the user's doing, not the peer's.
+    private var interrupted = false
     /// The outcome has been decided.
     private var isOver: Bool { result != nil }
     private var result: Outcome?
@@ -263,6 +281,12 @@ public final class RoomClient: @unchecked Sendable {
     public func finish() {
         queue.async { [self] in
             finishing = true
+            if let reason = roomClosedBecause, !everythingDelivered {
+                // Nobody is left to type: waiting for the room no longer serves anyone.
+                stopped = true
+                abandonUndelivered()
+                return end(.closedByServer(reason))
+            }
             finishIfDone()
             awaitConfirmation()
         }
@@ -289,6 +313,7 @@ public final class RoomClient: @unchecked Sendable {
     public func stop() {
         queue.async { [self] in
             stopped = true
+            interrupted = true
             finishing = true
             abandonUndelivered()
             if let link { link.goodbye("stopped") } else { end(.interrupted) }
@@ -320,6 +345,7 @@ public final class RoomClient: @unchecked Sendable {
         case .welcome(let name):
             guard !joined, serverHelloSeen else { return } // once a connection, after HELLO
             joined = true
+            roomClosedBecause = nil
             onEvent(.joined(as: name))
             joinWaiter?.resume()
             joinWaiter = nil
@@ -392,7 +418,7 @@ public final class RoomClient: @unchecked Sendable {
         case .who:
             window.release(Self.weight(of: command))
             link.send(.who)
-        case .send, .help: break
+        case .send, .help, .quit: break
         }
     }
 
@@ -400,7 +426,7 @@ public final class RoomClient: @unchecked Sendable {
         switch command {
         case .say(let text): link.send(.text(from: "", to: "", text: text))
         case .message(let to, let text): link.send(.text(from: "", to: to, text: text))
-        case .who, .send, .help: break
+        case .who, .send, .help, .quit: break
         }
     }
 
@@ -428,6 +454,8 @@ public final class RoomClient: @unchecked Sendable {
                 filesInFlight -= 1
                 if case .failure = result, link == nil, options.reconnect, !stopped {
                     pendingFiles.append((to, path)) // offered again after reconnecting: it resumes
+                } else if case .failure = result, interrupted {
+                    onEvent(.fileSent(path: path, to: member, .failure(FileError("\(path) was not delivered: interrupted; send it again to resume"))))
                 } else {
                     onEvent(.fileSent(path: path, to: member, result))
                 }
@@ -442,7 +470,8 @@ public final class RoomClient: @unchecked Sendable {
     }
 
     private func finishIfDone() {
-        guard finishing, everythingDelivered else { return }
+        // After `stop()` the session ends as interrupted, when the link has closed.
+        guard finishing, !interrupted, everythingDelivered else { return }
         if let link {
             if joined { link.goodbye("done") }
         } else {
@@ -457,19 +486,32 @@ public final class RoomClient: @unchecked Sendable {
         joined = false
         files?.linkEnded(reason)
         files = nil
-        if joinWaiter != nil { return failJoin(ProtocolError(.handshakeTimeout, "the connection ended before the server welcomed us: \(reason)")) }
+        if joinWaiter != nil {
+            // A server that broke the protocol refused us in effect; one that just went away
+            // did not let us in in time.
+            let code: ProtocolError.Code = if case .violation(let error) = reason { error.code } else { .handshakeTimeout }
+            return failJoin(ProtocolError(code, "the connection ended before the server welcomed us: \(reason)"))
+        }
         if stopped { return end(.interrupted) }
         guard wasJoined else { return } // a failed join is connect()'s to report (or to retry)
         if finishing && everythingDelivered {
             return end(.finished)
         }
-        onEvent(.disconnected(reason: reason.description))
-        // A server that says GOODBYE is leaving on purpose; only a lost connection is retried.
+        // A server that says GOODBYE is leaving on purpose: an interactive member waits for
+        // the room to come back, others end; only a lost connection is retried with backoff.
         // Either way, what the server never confirmed is reported, never silently dropped.
         if case .goodbye = reason {
-            abandonUndelivered()
-            return end(.closedByServer(reason.description))
+            guard options.waitsForRoom, options.reconnect, !finishing else {
+                onEvent(.disconnected(reason: reason.description))
+                abandonUndelivered()
+                return end(.closedByServer(reason.description))
+            }
+            roomClosedBecause = reason.description
+            onEvent(.roomClosed(reason: reason.description))
+            Task { await waitForRoom() }
+            return
         }
+        onEvent(.disconnected(reason: reason.description))
         guard options.reconnect, !stopped else {
             abandonUndelivered()
             return end(reason.isOrderly || stopped ? .closedByServer(reason.description) : .failed(reason.description))
@@ -506,6 +548,21 @@ public final class RoomClient: @unchecked Sendable {
         }
     }
 
+    /// Looks for the room again and again, one look at a time, a pause between looks, until it
+    /// takes us back or the session ends (`stop`, or `finish` with something undelivered).
+    /// A look that fails (not found, nothing answers, the room is full) is not reported: the
+    /// member was told once that the room closed and what to do.
+    private func waitForRoom() async {
+        while true {
+            await scheduler.sleep(for: options.roomLookInterval)
+            if queue.sync(execute: { isOver }) { return }
+            do {
+                try await connect()
+                return
+            } catch {}
+        }
+    }
+
     private func end(_ result: Outcome) {
         guard !isOver else { return }
         self.result = result
@@ -537,7 +594,7 @@ public final class RoomClient: @unchecked Sendable {
     /// flow control of their own).
     private static func holdsWindow(_ command: RoomCommand) -> Bool {
         switch command {
-        case .send, .help: false
+        case .send, .help, .quit: false
         case .say, .message, .who: true
         }
     }
@@ -547,7 +604,7 @@ public final class RoomClient: @unchecked Sendable {
         switch command {
         case .say(let text): text.utf8.count + 16
         case .message(let to, let text): to.utf8.count + text.utf8.count + 16
-        case .who, .help: 16
+        case .who, .help, .quit: 16
         case .send: 0
         }
     }
@@ -559,6 +616,7 @@ public final class RoomClient: @unchecked Sendable {
         case .who: "/who"
         case .send(_, let path): "/send \(path)"
         case .help: "/help"
+        case .quit: "/quit"
         }
     }
 }

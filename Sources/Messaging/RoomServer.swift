@@ -432,6 +432,8 @@ public final class RoomServer: @unchecked Sendable {
             files.send(path: path) { [self] result in onEvent(.fileSent(to: name, result)) }
         case .help:
             onEvent(.note(RoomCommand.publisherSummary))
+        case .quit:
+            break // leaving is the tool's to do (svc-publish stops); the room has nothing to send
         }
     }
 

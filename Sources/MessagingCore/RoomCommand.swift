@@ -10,12 +10,15 @@ public enum RoomCommand: Sendable, Hashable {
     case send(to: String?, path: String)
     /// `/help`
     case help
+    /// `/quit`: leave (svc-connect: once what was typed is delivered, as at end of input;
+    /// svc-publish: close the room, as on SIGINT).
+    case quit
 
     /// What a member (svc-connect) can type, for `/help` and for mistakes.
     public static let summary = "commands: /msg <name> <text>; /send <path> (a file to the publisher); "
-        + "/send <name> <path> (a file to a member, through the room, into their --inbox); /who; /help. " + rules
+        + "/send <name> <path> (a file to a member, through the room, into their --inbox); /who; /help; /quit. " + rules
     /// What the publisher (svc-publish) can type.
-    public static let publisherSummary = "commands: /msg <name> <text>; /send <name> <path> (a file into the member's --inbox); /who; /help. " + rules
+    public static let publisherSummary = "commands: /msg <name> <text>; /send <name> <path> (a file into the member's --inbox); /who; /help; /quit. " + rules
     /// How names and paths are written, for both.
     static let rules = "A name or path with spaces goes in double quotes (/msg \"Living room\" hi; \\\" is a quote inside); "
         + "a path starting with ~/ is in your home directory; start a line with // to send a literal /; the publisher relays /msg text and can read it"
@@ -55,6 +58,9 @@ public enum RoomCommand: Sendable, Hashable {
                 self = .send(to: first, path: after.hasPrefix("\"") ? path : String(after))
             }
         case "/help": self = .help
+        case "/quit":
+            guard rest.isEmpty else { throw mistake("/quit takes nothing after it") }
+            self = .quit
         default: throw mistake("unknown command \(command)")
         }
     }

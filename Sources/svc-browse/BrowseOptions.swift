@@ -32,10 +32,10 @@ struct BrowseOptions: Sendable {
               and with --resolve "host", "port", "addresses", "txt" and "txt_raw" (hex); with
               --verify "answering" (true or false) and, when false, "verify_error". After the
               first batch a {"event":"complete"} line says the list is complete for now.
+              When the reader of standard output goes away ('svc-browse | head -1'), it
+              exits 0.
 
-            EXIT STATUS:
-              0 done (also when the reader of standard output goes away, as with
-              'svc-browse | head -1'), 64 bad arguments, 69 avahi-daemon or D-Bus unreachable.
+            \(ExitCode.table)
 
             EXAMPLES:
               svc-browse --once --resolve

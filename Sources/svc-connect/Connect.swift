@@ -18,11 +18,17 @@ struct SvcConnect {
     }
 
     static func connect(_ options: ConnectOptions) async throws -> ExitCode {
+        // A mistyped --send is reported before anyone is bothered, and nothing is sent.
+        for file in options.files {
+            if let problem = FileTransfers.problem(sending: file) { throw ToolFailure(.noInput, problem.message + "; nothing was sent") }
+        }
         let instance = ServiceInstance(name: options.name, type: options.type, domain: options.domain)
         let memberName = options.memberName ?? defaultMemberName()
         var clientOptions = RoomClient.Options(instance: instance, name: memberName)
+        let interactive = options.message == nil && options.files.isEmpty
         clientOptions.timeout = options.timeout
         clientOptions.reconnect = options.reconnect
+        clientOptions.waitsForRoom = options.reconnect && interactive
         clientOptions.backoffMaximum = options.retryMaximum
         clientOptions.heartbeatInterval = options.heartbeat
         do {
@@ -38,27 +44,20 @@ struct SvcConnect {
         } catch let error as DNSSDError where error.code == .noSuchName {
             throw ToolFailure(.noHost, error.message + (await namesSeen(options)))
         } catch let error as TransportError {
-            throw ToolFailure(.unavailable, "'\(options.name)' is not reachable, the host may have left the network: \(error)")
+            throw ToolFailure(.temporaryFailure, "'\(options.name)' is published, but its host does not answer: it may have left the network without saying so (\(error)); try again later")
+        } catch let error as ProtocolError where error.code == .handshakeTimeout {
+            throw ToolFailure(.temporaryFailure, "'\(options.name)' did not let us in: \(error); try again later")
         } catch let error as ProtocolError {
-            throw ToolFailure(.unavailable, "'\(options.name)' refused us: \(error)")
+            throw ToolFailure(.protocolError, "'\(options.name)' refused us: \(error)")
         }
 
         for file in options.files { client.submit(.send(to: nil, path: file)) }
         if let message = options.message { client.submit(.say(message)) }
         let signalQueue = DispatchQueue(label: "svc.connect.signals")
-        if options.message != nil || !options.files.isEmpty {
+        if !interactive {
             client.finish()
         } else {
-            StandardInputLines.start(onLine: { line in
-                do throws(ProtocolError) {
-                    let command = try RoomCommand(parsing: line, peerInSend: false).expandingHome(getenv("HOME").map { String(cString: $0) })
-                    // Waits while the text on its way fills the window: a pipe is read only as
-                    // fast as the room takes it.
-                    if command == .help { Console.note(RoomCommand.summary) } else { client.submitWhenRoom(command) }
-                } catch {
-                    Console.note(error.message)
-                }
-            }, onEnd: { client.finish() })
+            readCommands(into: client)
         }
         let interruptedBy = Mutex<Int32?>(nil)
         let signals = TerminationSignals(queue: signalQueue) { number in
@@ -67,28 +66,63 @@ struct SvcConnect {
         }
         let outcome = await client.run()
         withExtendedLifetime(signals) {}
+        let undelivered = printer.undelivered
+        let notDelivered = "\(counted(undelivered, "item was", "items were")) not delivered"
         switch outcome {
-        case .finished, .closedByServer:
-            if case .closedByServer(let reason) = outcome { Console.note("the server closed the connection: \(TerminalSafe.escape(reason))") }
-            guard printer.undelivered == 0 else {
-                throw ToolFailure(.ioError, "\(counted(printer.undelivered, "item was", "items were")) not delivered")
-            }
+        case .finished:
+            guard undelivered == 0 else { throw ToolFailure(.ioError, notDelivered) }
             return .success
+        case .closedByServer(let reason):
+            // The room ended the session before we did: whatever was still to come is lost.
+            let what = "the room closed: the server \(reason)"
+            guard undelivered == 0 else { throw ToolFailure(.ioError, "\(what); \(notDelivered)") }
+            throw ToolFailure(.ioError, what + (options.reconnect ? "" : "; without --no-reconnect, svc-connect waits for it to come back"))
         case .failed(let reason):
             throw ToolFailure(.ioError, "the connection to '\(options.name)' broke: \(reason)")
         case .interrupted:
             // Ctrl-C is the user's: 130, as shells report it. SIGTERM is a service manager's
             // orderly stop: 0 when everything was delivered, 74 when not.
-            let undelivered = printer.undelivered
             let byUser = interruptedBy.withLock { $0 } != SIGTERM
             let what = byUser ? "interrupted" : "stopped by SIGTERM"
             guard undelivered == 0 else {
-                throw ToolFailure(byUser ? .interrupted : .ioError,
-                                  "\(what); \(counted(undelivered, "item was", "items were")) not delivered, listed above")
+                throw ToolFailure(byUser ? .interrupted : .ioError, "\(what); \(notDelivered), listed above")
             }
             if !byUser { Console.note("\(what); everything sent was delivered"); return .success }
             throw ToolFailure(.interrupted, "\(what); everything sent was delivered")
         }
+    }
+
+    /// How to leave, for `/help`.
+    static let leaving = "to leave: /quit or Ctrl-D (once what you typed is delivered), Ctrl-C (at once; what was not delivered is listed)"
+
+    /// Reads standard input: each line is text for the room or a command. A mistake (an
+    /// unknown command, a file that cannot be sent) is reported and changes nothing else;
+    /// `/quit` ends input as Ctrl-D does, and what is typed after it is ignored.
+    static func readCommands(into client: RoomClient) {
+        let ended = Atomic(false)
+        StandardInputLines.start(onLine: { line in
+            guard !ended.load(ordering: .relaxed) else { return }
+            do throws(ProtocolError) {
+                let command = try RoomCommand(parsing: line, peerInSend: false).expandingHome(getenv("HOME").map { String(cString: $0) })
+                switch command {
+                case .help: Console.note(RoomCommand.summary + "; " + leaving)
+                case .quit:
+                    ended.store(true, ordering: .relaxed)
+                    client.finish()
+                case .send(_, let path):
+                    if let problem = FileTransfers.problem(sending: path) { return Console.note(problem.message + "; nothing was sent") }
+                    client.submit(command)
+                default:
+                    // Waits while the text on its way fills the window: a pipe is read only as
+                    // fast as the room takes it.
+                    client.submitWhenRoom(command)
+                }
+            } catch {
+                Console.note(error.message)
+            }
+        }, onEnd: {
+            if !ended.exchange(true, ordering: .relaxed) { client.finish() }
+        })
     }
 
     /// ", services seen: 'a', 'b'" from a short browse, to help with a misspelt name.

@@ -31,7 +31,7 @@ struct ConnectOptions: Sendable {
             .init("message", value: "text", help: "Send this one line to everyone, print what arrives meanwhile, and exit."),
             .init("send", value: "file", repeatable: true, help: "Send this file to the publisher (verified by SHA-256), then exit."),
             .init("inbox", value: "dir", help: "Accept files from the publisher and other members into this directory."),
-            .init("no-reconnect", help: "Exit when the connection drops instead of reconnecting."),
+            .init("no-reconnect", help: "Exit (74) when the connection drops or the room closes, instead of waiting for it."),
             .init("retry-max", value: "seconds", help: "Longest wait between reconnect attempts (1, 2, 4 ... up to this; default: 64)."),
             .init("heartbeat", value: "seconds", help: "Ping the server after this much silence (default: 15)."),
             .json,
@@ -43,19 +43,24 @@ struct ConnectOptions: Sendable {
             room. Each line of standard input goes to everyone, or is a command:
             /msg <name> <text>, /who, /send <path> (a file to the publisher), /send <name>
             <path> (a file to a member, passed on by the publisher into that member's
-            --inbox), /help (start a line with // to send a literal /). A name or path with
-            spaces goes in double quotes (/msg "Living room" hi; \\" is a quote inside);
-            a path starting with ~/ is in your home directory. /msg text goes through the
-            publisher, who relays it and can read it. On joining, it shows the room's last
+            --inbox), /help, /quit (start a line with // to send a literal /). A name or path
+            with spaces goes in double quotes (/msg "Living room" hi; \\" is a quote inside);
+            a path starting with ~/ is in your home directory. A mistyped command or a file
+            that cannot be read is reported and changes nothing else. /msg text goes through
+            the publisher, who relays it and can read it. On joining, it shows the room's last
             lines, marked [history <time>]; a taken name gets a suffix and is announced:
             '* the name alice is taken in this room; you are alice-2'. With --json, every
             event, connection notes and errors included, is a JSON object on standard
             output (the README lists them). When the connection drops, it reconnects with
             exponential backoff, finding the service again each time; lines typed meanwhile
-            are sent afterwards, or reported as not sent when it gives up. It exits when
-            input ends and everything was delivered, or when the server confirms nothing for
-            4 heartbeat intervals; what it did not confirm is then reported as not sent.
-            Printing never holds up
+            are sent afterwards, or reported as not sent when it gives up. When the room
+            closes (its publisher stopped and said goodbye), it says so and looks for a room
+            of the same name every 2 s, each look listening for the name up to --timeout,
+            until one takes it back, input ends or Ctrl-C; --message and --send end instead.
+            It exits when input ends (Ctrl-D) or on /quit once everything was delivered, or
+            when the server confirms nothing for 4 heartbeat intervals; what it did not
+            confirm is then reported as not sent. Ctrl-C leaves at once and lists what was
+            not delivered. Printing never holds up
             the room: output that is not read keeps up to 4 MiB, then lines are dropped and
             counted on standard error; when standard output is closed, it stays in the room
             and stops printing. While a file moves, standard error shows a progress bar
@@ -65,10 +70,7 @@ struct ConnectOptions: Sendable {
             at N" (bytes); with --json, file-progress events instead, at most one a second
             per file plus the last.
 
-            EXIT STATUS:
-              0 done, 64 bad arguments, 68 no service of that name, 69 avahi-daemon or D-Bus
-              unreachable or the server refused us, 74 something was not delivered or the
-              connection could not be restored, 75 no answer in time.
+            \(ExitCode.table)
 
             EXAMPLES:
               svc-connect "Living room" --as alice

@@ -75,6 +75,9 @@ final class ConnectOutput: Sendable {
                  [("count", .integer(count)), ("what", .string(what))])
         case .disconnected(let reason):
             note("disconnected", "connection lost to \"\(server.withLock { $0 })\": \(reason)", [("reason", .string(reason))])
+        case .roomClosed(let reason):
+            note("room-closed", "the room closed: the server \(reason); waiting for it to come back \u{2014} Ctrl-C to leave",
+                 [("reason", .string(reason))])
         case .reconnecting(let delay, let attempt):
             TransferProgress.shared.reconnecting(peer: server.withLock { $0 })
             note("reconnecting", "reconnecting in \(delay.secondsText), attempt \(attempt)",

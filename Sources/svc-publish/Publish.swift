@@ -60,6 +60,8 @@ struct SvcPublish {
             room.accept(socket, peer: peer)
         }
         let pacing = Mutex(0)
+        /// Ends the room as SIGINT does; set once the room is up.
+        let quit = Mutex<ResumeOnce<DNSSDError?>?>(nil)
         StandardInputLines.start(onLine: { line in
             // Every 256 KiB of input, wait while a member's outbox is over its mark: a pipe
             // into the room is read as fast as the members take it, and nobody is cut off.
@@ -74,7 +76,12 @@ struct SvcPublish {
             }
             queue.async {
                 do throws(ProtocolError) {
-                    room.perform(try RoomCommand(parsing: line, peerInSend: true).expandingHome(getenv("HOME").map { String(cString: $0) }))
+                    let command = try RoomCommand(parsing: line, peerInSend: true).expandingHome(getenv("HOME").map { String(cString: $0) })
+                    switch command {
+                    case .quit: quit.withLock { $0 }?.resume(nil)
+                    case .help: Console.note(RoomCommand.publisherSummary + "; " + leaving)
+                    default: room.perform(command)
+                    }
                 } catch {
                     Console.note(error.message)
                 }
@@ -83,6 +90,7 @@ struct SvcPublish {
 
         let failure = await withCheckedContinuation { (stopped: CheckedContinuation<DNSSDError?, Never>) in
             let once = ResumeOnce(stopped)
+            quit.withLock { $0 = once }
             let signals = TerminationSignals(queue: queue) { _ in once.resume(nil) }
             Task {
                 for await event in registration.events {
@@ -109,6 +117,9 @@ struct SvcPublish {
         return .success
     }
 }
+
+/// How to close the room, for `/help`.
+private let leaving = "to close the room: /quit or Ctrl-C (members are told and wait for it to come back); end of input (Ctrl-D) does not close it"
 
 /// Resumes a continuation the first time only.
 private final class ResumeOnce<Value: Sendable>: Sendable {

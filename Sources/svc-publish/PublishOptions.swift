@@ -53,13 +53,14 @@ struct PublishOptions: Sendable {
             (protocol: docs/PROTOCOL.md): members join with svc-connect, text goes to every
             other member, and each line of standard input goes to every member, or is a
             command: /msg <name> <text>, /who, /send <name> <path> (into the member's
-            --inbox), /help; a name or path with spaces goes in double quotes (\\" is a quote
-            inside), a path starting with ~/ is in your home directory. What you type is
-            printed too, as '<name>: <text>'. The publisher relays every /msg between members,
-            so it can read them: they are printed here as '<member> -> <member>: <text>'. A
-            member who joins is first shown the last lines said to everyone (--history).
-            End of input does not stop it; SIGINT or SIGTERM says goodbye to the members,
-            withdraws the service and exits 0.
+            --inbox), /help, /quit; a name or path with spaces goes in double quotes (\\" is a
+            quote inside), a path starting with ~/ is in your home directory. What you type
+            is printed too, as '<name>: <text>'. The publisher relays every /msg between
+            members, so it can read them: they are printed here as '<member> -> <member>:
+            <text>'. A member who joins is first shown the last lines said to everyone
+            (--history). End of input does not stop it; SIGINT, SIGTERM or /quit says goodbye
+            to the members, withdraws the service and exits 0; interactive members wait for
+            it to come back.
 
             OUTPUT:
               registered "<name>" <type> <domain> port <port>
@@ -79,9 +80,7 @@ struct PublishOptions: Sendable {
               When standard output is closed, the room goes on and events are no longer
               printed.
 
-            EXIT STATUS:
-              0 stopped by a signal, 64 bad arguments, 69 avahi-daemon or D-Bus unreachable,
-              71 cannot listen, 73 name taken with --conflict fail, 75 no confirmation in time.
+            \(ExitCode.table)
 
             EXAMPLES:
               svc-publish --name "Living room" --txt version=1

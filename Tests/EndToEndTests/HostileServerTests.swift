@@ -31,8 +31,8 @@ final class HostileServerTests: XCTestCase {
     }
 
     func testWhatTheServerSaysInErrorsAndGoodbyesIsPrintedEscaped() throws {
-        // The mode, and the exit code: refused (69), or the connection broke / the line was not confirmed (74).
-        for (mode, code) in [("refuse-controls", Int32(69)), ("error-controls", 74), ("goodbye-controls", 74)] {
+        // The mode, and the exit code: refused (76), or the connection broke / the line was not confirmed (74).
+        for (mode, code) in [("refuse-controls", Int32(76)), ("error-controls", 74), ("goodbye-controls", 74)] {
             let (server, name) = try hostileServer(mode)
             let client = try TestLAN.run("svc-connect", on: "b", [name, "--message", "hi", "--no-reconnect", "--timeout", "5"])
             XCTAssertEqual(client.waitForExit(timeout: 30), code, "\(mode): " + client.transcript)
@@ -54,6 +54,16 @@ final class HostileServerTests: XCTestCase {
             XCTAssertTrue(client.stderr.contains { $0.contains("1 item was not delivered") }, "\(mode): " + client.transcript)
             _ = server.waitForExit(timeout: 10)
         }
+    }
+
+    func testAOneShotMessageDoesNotWaitForARoomThatSaidGoodbye() throws {
+        // Without --no-reconnect: only interactive members wait for a closed room.
+        let (server, name) = try hostileServer("goodbye-controls")
+        let client = try TestLAN.run("svc-connect", on: "b", [name, "--message", "hi", "--timeout", "5"])
+        XCTAssertEqual(client.waitForExit(timeout: 30), 74, client.transcript)
+        XCTAssertTrue(client.stderr.contains { $0.contains("not sent: hi") }, client.transcript)
+        XCTAssertFalse(client.stderr.contains { $0.contains("waiting for it to come back") }, client.transcript)
+        _ = server.waitForExit(timeout: 10)
     }
 
     func testAServerThatIsAliveButNeverConfirmsIsGivenUpOn() throws {

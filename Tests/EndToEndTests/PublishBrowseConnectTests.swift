@@ -44,10 +44,15 @@ final class PublishBrowseConnectTests: XCTestCase {
         publisher.send("line from a")
         XCTAssertNotNil(client.waitForLine { $0 == "\(name): line from a" }, client.transcript)
 
-        // SIGTERM: the service is withdrawn at once, and the client, told goodbye, ends cleanly.
+        // SIGTERM: the service is withdrawn at once; the client, told goodbye, waits for the
+        // room to come back, and ends cleanly when its input ends.
         publisher.signal(SIGTERM)
         XCTAssertNotNil(browser.waitForEvent(timeout: 3, where: event("removed", name)), browser.transcript)
         XCTAssertEqual(publisher.waitForExit(timeout: 5), 0, publisher.transcript)
+        let deadline = Date().addingTimeInterval(5)
+        while !client.stderr.contains(where: { $0.contains("waiting for it to come back") }) && Date() < deadline { usleep(20_000) }
+        XCTAssertTrue(client.stderr.contains { $0.contains("the room closed") && $0.contains("waiting for it to come back") }, client.transcript)
+        client.closeStdin()
         XCTAssertEqual(client.waitForExit(timeout: 3), 0, client.transcript)
         browser.signal(SIGINT)
         XCTAssertEqual(browser.waitForExit(), 0, browser.transcript)

@@ -114,6 +114,7 @@ final class RoomCommandTests: XCTestCase {
         XCTAssertEqual(try RoomCommand(parsing: "/who", peerInSend: false), .who)
         XCTAssertEqual(try RoomCommand(parsing: "/send /tmp/a.bin", peerInSend: false), .send(to: nil, path: "/tmp/a.bin"))
         XCTAssertEqual(try RoomCommand(parsing: "/send bob /tmp/a file.bin", peerInSend: true), .send(to: "bob", path: "/tmp/a file.bin"))
+        XCTAssertEqual(try RoomCommand(parsing: "/quit", peerInSend: false), .quit)
         // A member's /send: one argument is a path (to the publisher), two a member and a path.
         XCTAssertEqual(try RoomCommand(parsing: "/send bob /tmp/a file.bin", peerInSend: false), .send(to: "bob", path: "/tmp/a file.bin"))
         XCTAssertEqual(try RoomCommand(parsing: "/send \"/tmp/a file.bin\"", peerInSend: false), .send(to: nil, path: "/tmp/a file.bin"))
@@ -150,7 +151,7 @@ final class RoomCommandTests: XCTestCase {
     }
 
     func testMistakesExplainTheCommandsOfThatTool() {
-        for line in ["/msg bob", "/who me", "/send", "/dance", "/send /only-a-path"] {
+        for line in ["/msg bob", "/who me", "/send", "/dance", "/send /only-a-path", "/quit now"] {
             let publisher = line.contains("only")
             XCTAssertThrowsError(try RoomCommand(parsing: line, peerInSend: publisher), line) { error in
                 let message = (error as! ProtocolError).message

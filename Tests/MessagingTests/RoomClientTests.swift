@@ -16,14 +16,26 @@ final class RoomClientTests: XCTestCase {
     /// Server ends of the streams the client opened, oldest first.
     let opened = Locked<[InMemoryStream]>([])
     let events = Locked<[RoomClient.Event]>([])
+    /// Looks for the server that find nobody before the connector opens a stream again.
+    let absentLooks = Locked(0)
+    /// When the connector was called, on the manual clock.
+    let looks = Locked<[ContinuousClock.Instant]>([])
 
-    func makeClient(reconnect: Bool = true) -> RoomClient {
+    func makeClient(reconnect: Bool = true, waitsForRoom: Bool = false) -> RoomClient {
         var options = RoomClient.Options(instance: ServiceInstance(name: "room", type: .p2pipp, domain: .local), name: "alice")
         options.reconnect = reconnect
+        options.waitsForRoom = waitsForRoom
         options.backoffInitial = .seconds(1)
         options.backoffMaximum = .seconds(4)
         let endpoint = SocketEndpoint(address: IPAddress(bytes: [10, 0, 0, 1])!, port: 4242)
-        return RoomClient(options: options, queue: queue, scheduler: scheduler, connector: { [scheduler, opened] _, _, _ in
+        return RoomClient(options: options, queue: queue, scheduler: scheduler, connector: { [scheduler, opened, absentLooks, looks] _, _, _ in
+            looks.withLock { $0.append(scheduler.now) }
+            let absent = absentLooks.withLock { left -> Bool in
+                guard left > 0 else { return false }
+                left -= 1
+                return true
+            }
+            if absent { throw TransportError("connect", message: "nobody answers") }
             let (client, server) = InMemoryStream.pair(scheduler: scheduler, peers: (endpoint, nil))
             opened.withLock { $0.append(server) }
             return RoomClient.Connected(stream: client, endpoint: endpoint, candidates: [endpoint])
@@ -111,6 +123,113 @@ final class RoomClientTests: XCTestCase {
         XCTAssertEqual(secondSession, [[firstSession.first ?? 0, 1]], "the same session, from line 1 on")
         XCTAssertEqual(queue.sync { texts(second) }, ["two"], "only the line in doubt, once")
         XCTAssertTrue(events.withLock { $0.contains { if case .reconnecting(_, attempt: 1) = $0 { true } else { false } } })
+    }
+}
+
+extension RoomClientTests {
+    func count(_ what: (RoomClient.Event) -> Bool) -> Int { events.withLock { $0.count(where: what) } }
+
+    /// The server says GOODBYE as svc-publish does when it stops, and closes.
+    func closeRoom(_ server: RawPeer) {
+        queue.sync {
+            server.send(.goodbye(reason: "the server is shutting down"))
+            scheduler.run() // delivered before the close (closing drops what was not)
+            server.stream.close()
+            scheduler.run()
+        }
+    }
+
+    func testWhenTheRoomClosesItWaitsSaysSoAndRejoinsWhenTheRoomComesBack() async throws {
+        let client = makeClient(waitsForRoom: true)
+        let first = try await join(client)
+        closeRoom(first)
+        try await pump("the room-closed event") { count { if case .roomClosed = $0 { true } else { false } } == 1 }
+        XCTAssertEqual(count { if case .disconnected = $0 { true } else { false } }, 0, "a closed room is not a lost connection")
+        client.submit(.say("typed while the room was away"))
+
+        // Two looks find nobody, the third finds the room again; one look at a time, 2 s apart
+        // (the clock moves in steps of 100 ms).
+        absentLooks.withLock { $0 = 2 }
+        try await pump("the third look") {
+            scheduler.advance(by: .milliseconds(100))
+            return opened.withLock { $0.count == 2 }
+        }
+        let times = looks.withLock { $0 }
+        XCTAssertEqual(times.count, 4, "the first connect, then three looks")
+        for (earlier, later) in zip(times.dropFirst(), times.dropFirst(2)) {
+            XCTAssertGreaterThanOrEqual(later - earlier, .seconds(2))
+            XCTAssertLessThanOrEqual(later - earlier, .milliseconds(2200))
+        }
+        let second = try await join(client, connection: 1)
+        try await pump("the line typed meanwhile") { texts(second) == ["typed while the room was away"] }
+        queue.sync { second.send(.text(from: "bob", to: "", text: "welcome back")) }
+        try await pump("text from the room") { count { if case .text(_, _, "welcome back") = $0 { true } else { false } } == 1 }
+        XCTAssertEqual(count { if case .reconnectFailed = $0 { true } else { false } }, 0, "looks that find nobody are not reported one by one")
+        XCTAssertEqual(count { if case .notSent = $0 { true } else { false } }, 0)
+
+        client.stop()
+        let outcome = try await outcome(of: client)
+        XCTAssertEqual(outcome, .interrupted)
+    }
+
+    /// How the session ends, with the clock driven (goodbyes wait for timers).
+    func outcome(of client: RoomClient) async throws -> RoomClient.Outcome? {
+        let result = Locked<RoomClient.Outcome?>(nil)
+        let waiting = Task { let outcome = await client.run(); result.withLock { $0 = outcome } }
+        try await pump("the end of the session") {
+            scheduler.advance(by: .milliseconds(250))
+            return result.withLock { $0 } != nil
+        }
+        await waiting.value
+        return result.withLock { $0 }
+    }
+
+    func testWithoutWaitingAClosedRoomEndsTheSessionAndReportsWhatWasNotConfirmed() async throws {
+        let client = makeClient(waitsForRoom: false)
+        let server = try await join(client)
+        client.submit(.say("unconfirmed"))
+        try await pump("the line") { texts(server).count == 1 }
+        closeRoom(server)
+        let outcome = await client.run()
+        XCTAssertEqual(outcome, .closedByServer("said goodbye: the server is shutting down"))
+        XCTAssertEqual(count { if case .notSent = $0 { true } else { false } }, 1)
+        XCTAssertEqual(count { if case .roomClosed = $0 { true } else { false } }, 0)
+    }
+
+    func testInputEndingWhileTheRoomIsAwayEndsAndReportsTheLinesNotSent() async throws {
+        let client = makeClient(waitsForRoom: true)
+        let server = try await join(client)
+        closeRoom(server)
+        try await pump("the room-closed event") { count { if case .roomClosed = $0 { true } else { false } } == 1 }
+        client.submit(.say("nobody will read this"))
+        client.finish()
+        let outcome = await client.run()
+        XCTAssertEqual(outcome, .closedByServer("said goodbye: the server is shutting down"))
+        XCTAssertTrue(events.withLock { $0.contains { if case .notSent("nobody will read this") = $0 { true } else { false } } })
+    }
+
+    func testInputEndingWhileTheRoomIsAwayWithNothingLeftFinishes() async throws {
+        let client = makeClient(waitsForRoom: true)
+        let server = try await join(client)
+        closeRoom(server)
+        try await pump("the room-closed event") { count { if case .roomClosed = $0 { true } else { false } } == 1 }
+        client.finish()
+        let outcome = await client.run()
+        XCTAssertEqual(outcome, .finished)
+    }
+
+    func testCtrlCDuringATransferSaysInterruptedAndThatSendingAgainResumes() async throws {
+        let directory = try TemporaryDirectory()
+        let path = directory.write([UInt8](repeating: 7, count: 100_000), to: "big.bin")
+        let client = makeClient(waitsForRoom: true)
+        let server = try await join(client)
+        client.submit(.send(to: nil, path: path))
+        try await pump("the offer") { server.messages.contains { if case .fileOffer = $0 { true } else { false } } }
+        client.stop()
+        let outcome = try await outcome(of: client)
+        XCTAssertEqual(outcome, .interrupted)
+        let message = events.withLock { $0.compactMap { if case .fileSent(_, _, .failure(let error)) = $0 { error.message } else { nil } } }
+        XCTAssertEqual(message, ["\(path) was not delivered: interrupted; send it again to resume"])
     }
 }
 
