@@ -17,7 +17,7 @@ extension FileTransferTests {
         sender.signal(SIGINT)
         XCTAssertEqual(sender.waitForExit(timeout: 15), 130, sender.transcript)
         XCTAssertTrue(sender.stderr.contains("svc-connect: error: \(path) was not delivered: interrupted; send it again to resume"), sender.transcript)
-        XCTAssertTrue(sender.stderr.contains("svc-connect: error: interrupted; 1 item was not delivered (listed above)"), sender.transcript)
+        XCTAssertTrue(sender.stderr.contains("svc-connect: error: interrupted; 1 item was not delivered, listed above"), sender.transcript)
         XCTAssertFalse(sender.stderr.contains { $0.contains("receiver") || $0.contains("reset") || $0.contains("peer") }, "the peer is not blamed: " + sender.transcript)
 
         liftShaping()

@@ -85,8 +85,11 @@ final class RoomTests: XCTestCase {
         let patient = try join(name, as: "patient")
         first.signal(SIGKILL)
         XCTAssertNotNil(waitForStderr(patient) { $0.contains("connection lost") }, patient.transcript)
+        // Held still until the squatter is in: otherwise its own reconnect may win the one place.
+        patient.signal(SIGSTOP)
         let (second, _) = try publish(name, ["--max-clients", "1"])
         let squatter = try join(name, as: "squatter")
+        patient.signal(SIGCONT)
         XCTAssertNotNil(waitForStderr(patient, timeout: 15) { $0.contains("server-full") }, "refused while the room is full: " + patient.transcript)
         squatter.closeStdin()
         XCTAssertEqual(squatter.waitForExit(), 0, squatter.transcript)
