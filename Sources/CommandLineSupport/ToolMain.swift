@@ -13,11 +13,15 @@ public enum ToolMain {
     /// the tool goes on and stops printing results), not a silent death.
     /// - Parameters:
     ///   - validate: turns parsed arguments into the tool's options, or throws `UsageError`.
+    ///   - json: whether the options ask for JSON (`--json`): then the error that ends the tool
+    ///     is also an `error` event on stdout (`message`, `exit_code`), so a script reading
+    ///     the events learns why they stopped.
     ///   - body: the tool's work; returns the exit code.
     public static func run<Options: Sendable>(
         _ spec: CommandSpec,
         arguments: [String] = Array(CommandLine.arguments.dropFirst()),
         validate: (ParsedCommandLine) throws(UsageError) -> Options,
+        json: @Sendable (Options) -> Bool = { _ in false },
         body: @Sendable (Options) async throws -> ExitCode
     ) async -> Never {
         setenv("AVAHI_COMPAT_NOWARN", "1", 1)
@@ -41,8 +45,13 @@ public enum ToolMain {
         do {
             exit(try await body(options))
         } catch {
-            Console.error(message(for: error))
-            exit(exitCode(for: error))
+            let text = message(for: error)
+            let code = exitCode(for: error)
+            if json(options) {
+                EventOutput(json: true).emit("error", text: text, [("message", .string(text)), ("exit_code", .integer(Int(code.rawValue)))])
+            }
+            Console.error(text)
+            exit(code)
         }
     }
 

@@ -7,7 +7,7 @@ import TransportPOSIX
 @main
 struct SvcBrowse {
     static func main() async {
-        await ToolMain.run(BrowseOptions.spec, validate: BrowseOptions.init) { options in
+        await ToolMain.run(BrowseOptions.spec, validate: BrowseOptions.init, json: { $0.json }) { options in
             try await browse(options)
             return .success
         }

@@ -12,7 +12,7 @@ import TransportPOSIX
 @main
 struct SvcConnect {
     static func main() async {
-        await ToolMain.run(ConnectOptions.spec, validate: ConnectOptions.init) { options in
+        await ToolMain.run(ConnectOptions.spec, validate: ConnectOptions.init, json: { $0.json }) { options in
             try await connect(options)
         }
     }

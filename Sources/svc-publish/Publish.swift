@@ -10,7 +10,7 @@ import TransportPOSIX
 @main
 struct SvcPublish {
     static func main() async {
-        await ToolMain.run(PublishOptions.spec, validate: PublishOptions.init) { options in
+        await ToolMain.run(PublishOptions.spec, validate: PublishOptions.init, json: { $0.json }) { options in
             try await publish(options)
         }
     }
