@@ -130,7 +130,8 @@ extension RoomClientTests {
         let pauses = zip(times, times.dropFirst()).map { $1 - $0 }
         for (pause, expected) in zip(pauses, [2, 4, 8, 16, 32, 32]) {
             XCTAssertGreaterThanOrEqual(pause, .seconds(expected))
-            XCTAssertLessThanOrEqual(pause, .seconds(expected) + .milliseconds(300))
+            // The clock moves in steps of 250 ms, some before the pause starts.
+            XCTAssertLessThanOrEqual(pause, .seconds(expected) + .seconds(1))
         }
         XCTAssertEqual(pauses.count, 6)
         client.stop()
@@ -148,7 +149,7 @@ extension RoomClientTests {
         closeRoom(third)
         try await waitForConnection(4)
         let times = looks.withLock { $0 }
-        XCTAssertLessThanOrEqual(times[3] - times[2], .seconds(30) + .seconds(2) + .milliseconds(300))
+        XCTAssertLessThanOrEqual(times[3] - times[2], .seconds(30) + .seconds(3), "30 s in the room, then 2 s (not 8 s)")
         XCTAssertGreaterThanOrEqual(times[2] - times[1], .seconds(4))
         client.stop()
         _ = try await outcome(of: client)
