@@ -27,8 +27,17 @@ public final class RoomClient: @unchecked Sendable {
         /// room that comes back is found at once, or at the latest after this pause; at most
         /// one look is under way at any time.
         public var roomLookInterval: Duration = .seconds(2)
+        /// The longest pause between looks: each time a room that took us back closes again
+        /// before `stableConnection`, the pause doubles, up to this (a room that welcomes and
+        /// says goodbye in a loop is not rejoined every 2 s forever).
+        public var roomLookMaximum: Duration = .seconds(32)
         public var backoffInitial: Duration = .seconds(1)
         public var backoffMaximum: Duration = .seconds(64)
+        /// How long a connection must stay up (joined) before the reconnect backoff, its
+        /// attempt count and the pause between looks for a closed room start again from the
+        /// beginning. A server that lets us in and drops us sooner uses attempts up, so the
+        /// client slows down and gives up as it would against a server that never answers.
+        public var stableConnection: Duration = .seconds(30)
         /// Lines kept while disconnected; more are reported as not sent (`submit`; see
         /// `submitWhenRoom` for producers that can wait instead).
         public var queueLimit = 1000
@@ -65,6 +74,12 @@ public final class RoomClient: @unchecked Sendable {
         /// this many were not shown.
         case suppressed(count: Int, what: String)
         case disconnected(reason: String)
+        /// A reconnect or a rejoin reached the room on another host than the one we first
+        /// joined (`now` and `was`: the addresses connected to): it may be someone else's room
+        /// of the same name. Everything queued for the old room is reported as not sent
+        /// (`notSent`, right after this event); what is submitted from now on goes to the new
+        /// one, which is from now on the room's host.
+        case hostChanged(room: String, now: SocketEndpoint, was: SocketEndpoint)
         /// The server said GOODBYE and `waitsForRoom` is on: the client looks for a room of
         /// the same name until one takes it back (`joined`), input ends, or `stop()`.
         case roomClosed(reason: String)
@@ -145,6 +160,20 @@ public final class RoomClient: @unchecked Sendable {
     private var finishing = false
     /// Why the room closed, while waiting for it to come back (`waitsForRoom`).
     private var roomClosedBecause: String?
+    /// The room's host: the addresses it was reached at and the one connected to, from the
+    /// first join (or the last one the member was warned about); nil before the first join.
+    private var host: (addresses: Set<String>, endpoint: SocketEndpoint)?
+    /// Where the connection being joined leads (set before its HELLO is sent).
+    private var joining: Connected?
+    /// When the current connection was welcomed, to tell a stable connection from a flapping one.
+    private var joinedAt: ContinuousClock.Instant?
+    /// Reconnect delays and attempts since the last stable connection (`stableConnection`).
+    private var backoff: ExponentialBackoff
+    private var reconnectAttempts = 0
+    /// Attempts before giving up: up to and including the first at the maximum delay.
+    private let allowedAttempts: Int
+    /// Pauses between looks for a closed room, growing while the room keeps closing quickly.
+    private var roomLooks: ExponentialBackoff
     /// `stop()` was called, or reconnecting was given up: nothing is retried any more.
     private var stopped = false
     /// `stop()` was called: a file cut short is the user's doing, not the peer's.
@@ -179,6 +208,12 @@ public final class RoomClient: @unchecked Sendable {
         serverErrors = LimitedReports(scheduler: scheduler) { onEvent(.suppressed(count: $0, what: "ERROR frames from the server")) }
         fileRefusals = LimitedReports(scheduler: scheduler) { onEvent(.suppressed(count: $0, what: "refused or failed files from the server")) }
         window = FlowWindow(limit: options.maximumBytesInFlight)
+        backoff = ExponentialBackoff(initial: options.backoffInitial, maximum: options.backoffMaximum)
+        var attempts = 1
+        var base = options.backoffInitial
+        while base < options.backoffMaximum { base *= 2; attempts += 1 }
+        allowedAttempts = attempts
+        roomLooks = ExponentialBackoff(initial: options.roomLookInterval, maximum: max(options.roomLookInterval, options.roomLookMaximum), jitter: 0)
     }
 
     /// Resolves the instance through DNS-SD and connects to the first address that answers.
@@ -208,6 +243,7 @@ public final class RoomClient: @unchecked Sendable {
                     return continuation.resume(throwing: ProtocolError(.handshakeTimeout, "the session already ended"))
                 }
                 joinWaiter = continuation
+                joining = connected
                 joinAttempt += 1
                 let attempt = joinAttempt
                 start(connected.stream)
@@ -345,7 +381,9 @@ public final class RoomClient: @unchecked Sendable {
         case .welcome(let name):
             guard !joined, serverHelloSeen else { return } // once a connection, after HELLO
             joined = true
+            joinedAt = scheduler.now
             roomClosedBecause = nil
+            checkHost()
             onEvent(.joined(as: name))
             joinWaiter?.resume()
             joinWaiter = nil
@@ -380,6 +418,22 @@ public final class RoomClient: @unchecked Sendable {
         case .goodbye, .ping, .pong, .who, .session, .fileOffer, .fileAccept, .fileChunk, .fileEnd, .fileResult,
              .fileOfferTo, .fileOfferFrom, .fileCancel: break
         }
+    }
+
+    /// On the first join, remembers the room's host; on a later one from another host, warns
+    /// and reports everything queued for the old room as not sent, before anything reaches
+    /// the new one. Without server keys, a host is its addresses: the exact IPv6 address (not
+    /// its /64, which the whole LAN shares), the IPv4 address, IPv4-mapped as IPv4.
+    private func checkHost() {
+        guard let joining else { return }
+        func key(_ endpoint: SocketEndpoint) -> String { endpoint.address.unmappedIPv4?.description ?? endpoint.address.description }
+        let addresses = Set((joining.candidates + [joining.endpoint]).map(key))
+        defer { self.joining = nil }
+        guard let host else { return host = (addresses, joining.endpoint) }
+        guard !host.addresses.contains(key(joining.endpoint)) else { return }
+        onEvent(.hostChanged(room: options.instance.name, now: joining.endpoint, was: host.endpoint))
+        abandonUndelivered(because: "it was for the room on \(host.endpoint.addressWithScope), which now answers from another host")
+        self.host = (addresses, joining.endpoint)
     }
 
     /// After (re)joining: lines the previous connection may have lost go first, under their
@@ -482,6 +536,14 @@ public final class RoomClient: @unchecked Sendable {
     private func ended(_ ended: PeerLink, _ reason: PeerLink.EndReason) {
         guard ended === link else { return }
         let wasJoined = joined
+        // A connection that stayed up long enough starts reconnecting and looking afresh.
+        if let joinedAt, scheduler.now - joinedAt >= options.stableConnection {
+            backoff.reset()
+            reconnectAttempts = 0
+            roomLooks.reset()
+        }
+        joinedAt = nil
+        joining = nil
         link = nil
         joined = false
         files?.linkEnded(reason)
@@ -508,7 +570,8 @@ public final class RoomClient: @unchecked Sendable {
             }
             roomClosedBecause = reason.description
             onEvent(.roomClosed(reason: reason.description))
-            Task { await waitForRoom() }
+            let pause = roomLooks.nextDelay()
+            Task { await waitForRoom(pausing: pause) }
             return
         }
         onEvent(.disconnected(reason: reason.description))
@@ -520,17 +583,25 @@ public final class RoomClient: @unchecked Sendable {
     }
 
     /// Tries again after 1, 2, 4 ... seconds up to the maximum; gives up when the attempt
-    /// after the maximum delay fails too.
+    /// after the maximum delay fails too. The delays and the attempts count on from the last
+    /// stable connection (`stableConnection`): one that is let in and dropped again at once
+    /// does not start them over, so a flapping server is given up on like a silent one.
     private func reconnect() async {
-        var backoff = ExponentialBackoff(initial: options.backoffInitial, maximum: options.backoffMaximum)
-        var attempts = 1
-        var base = options.backoffInitial
-        while base < options.backoffMaximum { base *= 2; attempts += 1 }
-        let allowed = attempts
-        for attempt in 1...allowed {
-            let delay = backoff.nextDelay()
-            onEvent(.reconnecting(after: delay, attempt: attempt))
-            await scheduler.sleep(for: delay)
+        while true {
+            let next: (delay: Duration, attempt: Int)? = queue.sync {
+                guard !isOver else { return nil }
+                guard reconnectAttempts < allowedAttempts else {
+                    stopped = true
+                    abandonUndelivered()
+                    end(.failed("gave up reconnecting after \(counted(allowedAttempts, "attempt")) (the count starts again only after a connection stays up \(options.stableConnection.secondsText))"))
+                    return nil
+                }
+                reconnectAttempts += 1
+                return (backoff.nextDelay(), reconnectAttempts)
+            }
+            guard let next else { return }
+            onEvent(.reconnecting(after: next.delay, attempt: next.attempt))
+            await scheduler.sleep(for: next.delay)
             if queue.sync(execute: { isOver }) { return }
             do {
                 try await connect()
@@ -540,21 +611,17 @@ public final class RoomClient: @unchecked Sendable {
                 onEvent(.reconnectFailed((error as? DNSSDError)?.lostMessage ?? "\(error)"))
             }
         }
-        queue.async { [self] in
-            guard !isOver else { return }
-            stopped = true
-            abandonUndelivered()
-            end(.failed("gave up reconnecting after \(counted(allowed, "attempt"))"))
-        }
     }
 
     /// Looks for the room again and again, one look at a time, a pause between looks, until it
     /// takes us back or the session ends (`stop`, or `finish` with something undelivered).
     /// A look that fails (not found, nothing answers, the room is full) is not reported: the
     /// member was told once that the room closed and what to do.
-    private func waitForRoom() async {
+    /// - Parameter pause: between two looks: `roomLookInterval`, longer while the room keeps
+    ///   closing soon after taking us back.
+    private func waitForRoom(pausing pause: Duration) async {
         while true {
-            await scheduler.sleep(for: options.roomLookInterval)
+            await scheduler.sleep(for: pause)
             if queue.sync(execute: { isOver }) { return }
             do {
                 try await connect()
@@ -572,12 +639,15 @@ public final class RoomClient: @unchecked Sendable {
         link?.connection.close()
     }
 
-    /// The session ends without another connection: every line not yet acknowledged or not
-    /// yet sent, and every file not yet on its way, is reported as not sent.
-    private func abandonUndelivered() {
-        for entry in unacknowledged[unacknowledgedStart...] { notSent(entry.command, " (sent, but the server never confirmed it)") }
-        for command in pendingLines { notSent(command) }
-        for (_, path) in pendingFiles { onEvent(.notSent("file \(path)")) }
+    /// The session ends without another connection, or the room moved to another host:
+    /// every line not yet acknowledged or not yet sent, and every file not yet on its way, is
+    /// reported as not sent.
+    /// - Parameter because: why, when it is not simply that the session ended.
+    private func abandonUndelivered(because: String? = nil) {
+        let detail = because.map { " (\($0))" }
+        for entry in unacknowledged[unacknowledgedStart...] { notSent(entry.command, detail ?? " (sent, but the server never confirmed it)") }
+        for command in pendingLines { notSent(command, detail ?? "") }
+        for (_, path) in pendingFiles { onEvent(.notSent("file \(path)" + (detail ?? ""))) }
         unacknowledged = []
         unacknowledgedStart = 0
         pendingLines = []

@@ -53,10 +53,18 @@ struct ConnectOptions: Sendable {
             event, connection notes and errors included, is a JSON object on standard
             output (the README lists them). When the connection drops, it reconnects with
             exponential backoff, finding the service again each time; lines typed meanwhile
-            are sent afterwards, or reported as not sent when it gives up. When the room
-            closes (its publisher stopped and said goodbye), it says so and looks for a room
-            of the same name every 2 s, each look listening for the name up to --timeout,
-            until one takes it back, input ends or Ctrl-C; --message and --send end instead.
+            are sent afterwards, or reported as not sent when it gives up. The delays and
+            attempts count on until a connection stays up 30 s, so a server that lets it in
+            and drops it at once is given up on too. When the room closes (its publisher
+            stopped and said goodbye), it says so and looks for a room of the same name
+            every 2 s (up to 32 s apart while the room keeps closing within 30 s), each look
+            listening for the name up to --timeout, until one takes it back, input ends or
+            Ctrl-C; --message and --send end instead. When a reconnect or rejoin lands on
+            another host than the first join, it warns ("... now answers from another host,
+            10.0.0.9, not 10.0.0.5: it may be someone else") and reports what was queued for
+            the old room (lines, /msg, files) as not sent; what you type next goes to the new
+            room. Someone who takes over the same host address is not detected (that needs
+            server keys, which come later).
             It exits when input ends (Ctrl-D) or on /quit once everything was delivered, or
             when the server confirms nothing for 4 heartbeat intervals; what it did not
             confirm is then reported as not sent. Ctrl-C leaves at once and lists what was

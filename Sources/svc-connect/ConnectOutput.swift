@@ -75,6 +75,10 @@ final class ConnectOutput: Sendable {
                  [("count", .integer(count)), ("what", .string(what))])
         case .disconnected(let reason):
             note("disconnected", "connection lost to \"\(server.withLock { $0 })\": \(reason)", [("reason", .string(reason))])
+        case .hostChanged(let room, let now, let was):
+            note("host-changed", "\"\(room)\" now answers from another host, \(now.addressWithScope), not \(was.addressWithScope): "
+                 + "it may be someone else; what was queued for the old room is not sent there (listed below), what you type now goes to this one",
+                 [("room", .string(room)), ("address", .string(now.addressWithScope)), ("previous", .string(was.addressWithScope))])
         case .roomClosed(let reason):
             note("room-closed", "the room closed: the server \(reason); waiting for it to come back \u{2014} Ctrl-C to leave",
                  [("reason", .string(reason))])

@@ -8,10 +8,10 @@ final class HostileServerTests: XCTestCase {
 
     /// Starts hostile-server in `mode` on host a, published under a fresh name; returns it
     /// and the name once the name is established.
-    func hostileServer(_ mode: String) throws -> (ToolProcess, name: String) {
+    func hostileServer(_ mode: String, connections: Int = 1) throws -> (ToolProcess, name: String) {
         let name = TestLAN.uniqueName("evil-\(mode)")
         let server = try TestLAN.command(on: "a", ["/usr/bin/python3", TestLAN.script("hostile-server"), "--publish", name,
-                                                   "--lifetime", "60", mode])
+                                                   "--lifetime", "60", "--connections", "\(connections)", mode])
         XCTAssertNotNil(server.waitForLine(timeout: 20) { $0.hasPrefix("{\"published\"") }, server.transcript)
         return (server, name)
     }
@@ -87,5 +87,23 @@ final class HostileServerTests: XCTestCase {
         XCTAssertEqual(client.waitForExit(timeout: 30), 74, client.transcript)
         XCTAssertTrue(client.stderr.contains { $0.contains("broke") }, client.transcript)
         _ = server.waitForExit(timeout: 10)
+    }
+
+    func testAServerThatWelcomesAndDropsAtOnceIsGivenUpOnAfterTheAttempts() throws {
+        // Each connection is let in and closed at once. --retry-max 4 allows 3 attempts (1, 2,
+        // 4 s); a welcome does not start them over (only 30 s connected does), so after the
+        // first connection and 3 reconnects the client gives up instead of flapping forever.
+        let (server, name) = try hostileServer("welcome-drop", connections: 10)
+        let started = Date()
+        let client = try TestLAN.run("svc-connect", on: "b", [name, "--message", "hi", "--retry-max", "4", "--timeout", "5"])
+        XCTAssertEqual(client.waitForExit(timeout: 60), 74, client.transcript)
+        XCTAssertLessThan(Date().timeIntervalSince(started), 30, client.transcript)
+        let attempts = client.stderr.filter { $0.contains("reconnecting in") }
+        XCTAssertEqual(attempts.map { $0.components(separatedBy: "attempt ").last ?? "" }, ["1", "2", "3"], client.transcript)
+        XCTAssertTrue(client.stderr.contains { $0.contains("gave up reconnecting after 3 attempts") }, client.transcript)
+        XCTAssertTrue(client.stderr.contains { $0.contains("not sent: hi") }, client.transcript)
+        server.signal(SIGTERM)
+        _ = server.waitForExit(timeout: 10)
+        XCTAssertEqual(server.stdout.filter { $0.hasPrefix("{\"connection\"") }.count, 4, server.transcript)
     }
 }

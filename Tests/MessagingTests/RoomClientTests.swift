@@ -20,6 +20,8 @@ final class RoomClientTests: XCTestCase {
     let absentLooks = Locked(0)
     /// When the connector was called, on the manual clock.
     let looks = Locked<[ContinuousClock.Instant]>([])
+    /// The host the next stream leads to (its address, and the only candidate).
+    let host = Locked(IPAddress(bytes: [10, 0, 0, 1])!)
 
     func makeClient(reconnect: Bool = true, waitsForRoom: Bool = false) -> RoomClient {
         var options = RoomClient.Options(instance: ServiceInstance(name: "room", type: .p2pipp, domain: .local), name: "alice")
@@ -27,8 +29,8 @@ final class RoomClientTests: XCTestCase {
         options.waitsForRoom = waitsForRoom
         options.backoffInitial = .seconds(1)
         options.backoffMaximum = .seconds(4)
-        let endpoint = SocketEndpoint(address: IPAddress(bytes: [10, 0, 0, 1])!, port: 4242)
-        return RoomClient(options: options, queue: queue, scheduler: scheduler, connector: { [scheduler, opened, absentLooks, looks] _, _, _ in
+        return RoomClient(options: options, queue: queue, scheduler: scheduler, connector: { [scheduler, opened, absentLooks, looks, host] _, _, _ in
+            let endpoint = SocketEndpoint(address: host.withLock { $0 }, port: 4242)
             looks.withLock { $0.append(scheduler.now) }
             let absent = absentLooks.withLock { left -> Bool in
                 guard left > 0 else { return false }
