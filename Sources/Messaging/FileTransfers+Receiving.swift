@@ -27,6 +27,9 @@ extension FileTransfers {
         var reported: UInt64 = 0
         /// The name events give the file (as the inbox would store it).
         var shownName = ""
+        /// Offered with `FILE_OFFER_TO` to this side's own name: its sender waits for
+        /// `FILE_CREDIT`, which lets the whole file come at once.
+        var grantsWholeFile = false
         // On the disk queue:
         var hash = SHA256()
         var writeFailure: String?
@@ -58,8 +61,15 @@ extension FileTransfers {
         emit(.receiveFailed(name: name, reason: detail ?? reason), from: from)
     }
 
+    /// An offer sent with `FILE_OFFER_TO` naming this side (a server's own name): answered
+    /// as a `FILE_OFFER`, and the sender, which waits for credit as for any relayed file, is
+    /// given all of it with the `FILE_ACCEPT`.
+    func receivedOfferToThisSide(_ offer: Message.FileOffer) {
+        received(offer, grantsWholeFile: true)
+    }
+
     /// An offer from the peer, or (`from`) from another member through the server.
-    func received(_ offer: Message.FileOffer, from: String? = nil) {
+    func received(_ offer: Message.FileOffer, from: String? = nil, grantsWholeFile: Bool = false) {
         guard let inbox else {
             return refuse(offer.id, .refused, "the receiver does not accept files: it was started without --inbox",
                           detail: "refused: files are accepted only with --inbox DIR; start again with it to receive files", name: offer.name, from: from)
@@ -90,6 +100,7 @@ extension FileTransfers {
         case .success(let admitted): admission = admitted
         }
         let transfer = Incoming(offer: offer, from: from, key: key, fd: admission.fd)
+        transfer.grantsWholeFile = grantsWholeFile
         incoming[offer.id] = transfer
         guard admission.have > 0 else { return accept(transfer, at: 0) }
         let queue = link.scheduler
@@ -125,6 +136,7 @@ extension FileTransfers {
         transfer.shownName = InboxName.sanitized(transfer.offer.name)
         emit(.receiving(name: transfer.shownName, size: transfer.offer.size, resumingAt: offset), from: transfer.from)
         link.send(.fileAccept(id: transfer.offer.id, offset: offset))
+        if transfer.grantsWholeFile { link.send(.fileCredit(id: transfer.offer.id, through: transfer.offer.size)) }
         watchForStall(transfer, sinceReceived: offset)
     }
 

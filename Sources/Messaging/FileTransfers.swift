@@ -99,6 +99,8 @@ public final class FileTransfers: @unchecked Sendable {
         var size: UInt64 = 0
         var digest: [UInt8] = []
         var offset: UInt64 = 0
+        /// For a relayed file, how far the server lets data go (`FILE_CREDIT`); nil: no limit.
+        var credit: UInt64?
         var startOffset: UInt64 = 0
         var lastProgress: UInt64 = 0
         init(path: String, to: String?, completion: @escaping (Result<SentFile, FileError>) -> Void) {
@@ -182,8 +184,9 @@ public final class FileTransfers: @unchecked Sendable {
     private func pump() {
         guard let transfer = outgoing.first, transfer.state == .accepted, link.isOpen else { return }
         if buffer.isEmpty { buffer = [UInt8](repeating: 0, count: FileTransfers.chunkSize) }
-        while transfer.offset < transfer.size && link.connection.bufferedByteCount < FileTransfers.outboxTarget {
-            let want = Int(min(UInt64(FileTransfers.chunkSize), transfer.size - transfer.offset))
+        let limit = min(transfer.credit ?? transfer.size, transfer.size)
+        while transfer.offset < limit && link.connection.bufferedByteCount < FileTransfers.outboxTarget {
+            let want = Int(min(UInt64(FileTransfers.chunkSize), limit - transfer.offset))
             let count = buffer.withUnsafeMutableBytes { pread(transfer.fd, $0.baseAddress, want, off_t(transfer.offset)) }
             if count < 0 && errno == EINTR { continue }
             guard count > 0 else {
@@ -240,10 +243,18 @@ public final class FileTransfers: @unchecked Sendable {
             }
             transfer.state = .accepted
             transfer.offset = offset
+            // A relayed file's data waits for the server's FILE_CREDIT.
+            transfer.credit = transfer.to == nil ? nil : offset
             transfer.startOffset = offset
             transfer.lastProgress = offset
             onEvent(.sending(name: transfer.path, size: transfer.size, resumingAt: offset))
             link.whenDrained(.files) { [weak self] in self?.pump() }
+            pump()
+        case .fileCredit(let id, let through):
+            // Credit only grows; one for a transfer no longer sent (it may have crossed the
+            // end on the wire) is dropped.
+            guard let transfer = outgoing.first, transfer.state == .accepted, transfer.id == id, let credit = transfer.credit else { return true }
+            transfer.credit = max(credit, min(through, transfer.size))
             pump()
         case .fileResult(let id, let status, let text):
             guard let transfer = outgoing.first, transfer.state != .hashing, transfer.id == id else {

@@ -352,7 +352,7 @@ public final class RoomClient: @unchecked Sendable {
                 if serverErrors.admit() { onEvent(.serverError("\(ProtocolError.Code(rawValue: code)?.name ?? "error \(code)"): \(text)")) }
             }
         case .goodbye, .ping, .pong, .who, .session, .fileOffer, .fileAccept, .fileChunk, .fileEnd, .fileResult,
-             .fileOfferTo, .fileOfferFrom, .fileCancel: break
+             .fileOfferTo, .fileOfferFrom, .fileCancel, .fileCredit: break
         }
     }
 

@@ -34,6 +34,9 @@ public enum Message: Sendable, Hashable {
     /// Sender → receiver, with `.relayedFiles`: the transfer `id` (one the sender offered) is
     /// over without a result, for `reason`; data received so far is kept for resuming.
     case fileCancel(id: UInt32, reason: String)
+    /// Server → sender, with `.relayedFiles`: the relayed transfer `id` (one the sender
+    /// offered) may carry data up to offset `through` of the file; none goes beyond it.
+    case fileCredit(id: UInt32, through: UInt64)
 
     public struct Hello: Sendable, Hashable {
         public static let magic: [UInt8] = Array("P2PM".utf8)
@@ -58,7 +61,7 @@ public enum Message: Sendable, Hashable {
         public static let resume = Capabilities(rawValue: 4)
         /// SESSION and ACK: text survives a broken connection exactly once.
         public static let acknowledgedText = Capabilities(rawValue: 8)
-        /// FILE_OFFER_TO, FILE_OFFER_FROM and FILE_CANCEL: files between members, relayed.
+        /// FILE_OFFER_TO, FILE_OFFER_FROM, FILE_CANCEL and FILE_CREDIT: files between members, relayed.
         public static let relayedFiles = Capabilities(rawValue: 16)
         /// HISTORY: the room's last lines for a member who just joined.
         public static let history = Capabilities(rawValue: 32)
@@ -100,7 +103,7 @@ public enum Message: Sendable, Hashable {
         case hello = 0x01, welcome = 0x02, goodbye = 0x03, error = 0x04, ping = 0x05, pong = 0x06
         case text = 0x10, who = 0x11, presence = 0x12, session = 0x13, acknowledged = 0x14, history = 0x15
         case fileOffer = 0x20, fileAccept = 0x21, fileChunk = 0x22, fileEnd = 0x23, fileResult = 0x24
-        case fileOfferTo = 0x25, fileOfferFrom = 0x26, fileCancel = 0x27
+        case fileOfferTo = 0x25, fileOfferFrom = 0x26, fileCancel = 0x27, fileCredit = 0x28
     }
 
     /// Decodes a frame.
@@ -181,6 +184,9 @@ public enum Message: Sendable, Hashable {
         case .fileCancel:
             let id = try reader.integer(UInt32.self, "id")
             self = .fileCancel(id: id, reason: try reader.restText("reason", limit: Message.maximumNoteBytes))
+        case .fileCredit:
+            let id = try reader.integer(UInt32.self, "id")
+            self = .fileCredit(id: id, through: try reader.integer(UInt64.self, "through"))
         }
         try reader.end()
     }
@@ -271,6 +277,7 @@ public enum Message: Sendable, Hashable {
             writer.string(member)
             writer.string(offer.name)
         case .fileCancel(let id, let reason): kind = .fileCancel; writer.integer(id); writer.raw(reason.utf8)
+        case .fileCredit(let id, let through): kind = .fileCredit; writer.integer(id); writer.integer(through)
         }
         return kind
     }

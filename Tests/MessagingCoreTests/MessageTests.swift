@@ -26,6 +26,7 @@ final class MessageTests: XCTestCase {
         .fileOfferTo(.init(id: 4, size: 5, digest: Array(repeating: 1, count: 32), name: "a b.txt"), to: "Living room"),
         .fileOfferFrom(.init(id: 1 << 31, size: 0, digest: Array(repeating: 2, count: 32), name: "c"), from: "bob"),
         .fileCancel(id: 6, reason: "bob left the room"),
+        .fileCredit(id: 7, through: 1 << 40),
     ]
 
     func testEveryMessageRoundTrips() throws {
