@@ -50,15 +50,15 @@ extension FileTransfers {
         }
     }
 
-    /// Reports an event, as relayed when the file came from another member.
-    func emit(_ event: Event, from: String?) {
-        onEvent(from.map { .relayed(from: $0, event) } ?? event)
+    /// Reports an event, as relayed when the file came from (or goes to) another member.
+    func emit(_ event: Event, member: String?) {
+        onEvent(member.map { .relayed(member: $0, event) } ?? event)
     }
 
     /// Tells the sender `reason`, and the inbox's owner `detail` (or the same reason).
     func refuse(_ id: UInt32, _ status: Message.FileStatus, _ reason: String, detail: String? = nil, name: String, from: String? = nil) {
         link.send(.fileResult(id: id, status: status, message: reason))
-        emit(.receiveFailed(name: name, reason: detail ?? reason), from: from)
+        emit(.receiveFailed(name: name, reason: detail ?? reason), member: from)
     }
 
     /// An offer sent with `FILE_OFFER_TO` naming this side (a server's own name): answered
@@ -84,7 +84,7 @@ extension FileTransfers {
         if let name = inbox.existing(digest: offer.digest, size: offer.size) {
             link.send(.fileResult(id: offer.id, status: .stored, message: name))
             return emit(.stored(SentFile(path: inbox.directory + "/" + name, storedAs: name, size: offer.size, startOffset: offer.size,
-                                         digest: offer.digest)), from: from)
+                                         digest: offer.digest)), member: from)
         }
         // A relayed file resumes only from the same member through the same server; data is
         // never trusted by its key alone: the whole file's digest is checked at the end.
@@ -134,7 +134,7 @@ extension FileTransfers {
         transfer.received = offset
         transfer.reported = offset
         transfer.shownName = InboxName.sanitized(transfer.offer.name)
-        emit(.receiving(name: transfer.shownName, size: transfer.offer.size, resumingAt: offset), from: transfer.from)
+        emit(.receiving(name: transfer.shownName, size: transfer.offer.size, resumingAt: offset), member: transfer.from)
         link.send(.fileAccept(id: transfer.offer.id, offset: offset))
         if transfer.grantsWholeFile { link.send(.fileCredit(id: transfer.offer.id, through: transfer.offer.size)) }
         watchForStall(transfer, sinceReceived: offset)
@@ -171,7 +171,7 @@ extension FileTransfers {
         transfer.received += UInt64(data.count)
         if Self.isProgressWorthReporting(done: transfer.received, since: transfer.reported, total: transfer.offer.size) {
             transfer.reported = transfer.received
-            emit(.progress(.receiving, name: transfer.shownName, done: transfer.received, total: transfer.offer.size), from: transfer.from)
+            emit(.progress(.receiving, name: transfer.shownName, done: transfer.received, total: transfer.offer.size), member: transfer.from)
         }
         inbox?.consumed(UInt64(data.count), by: transfer.key)
         diskBacklog += data.count
@@ -257,7 +257,7 @@ extension FileTransfers {
                 case .stored(let stored):
                     if current { link.send(.fileResult(id: id, status: .stored, message: stored)) }
                     emit(.stored(SentFile(path: inbox.directory + "/" + stored, storedAs: stored, size: transfer.offer.size,
-                                          startOffset: transfer.startOffset, digest: transfer.offer.digest)), from: transfer.from)
+                                          startOffset: transfer.startOffset, digest: transfer.offer.digest)), member: transfer.from)
                 case .failed(let status, let reason):
                     if current { refuse(id, status, reason, name: name, from: transfer.from) }
                 }

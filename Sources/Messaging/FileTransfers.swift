@@ -21,8 +21,9 @@ public final class FileTransfers: @unchecked Sendable {
         case receiving(name: String, size: UInt64, resumingAt: UInt64)
         case stored(SentFile)
         case receiveFailed(name: String, reason: String)
-        /// An event about a file another member sent through the room (`FILE_OFFER_FROM`).
-        indirect case relayed(from: String, Event)
+        /// An event about a file passed on by the room's server, with the other member: the
+        /// one who sent it (`FILE_OFFER_FROM`), or the one we send it to (`FILE_OFFER_TO`).
+        indirect case relayed(member: String, Event)
         /// The receiver accepted a file we offered (`name` is its path here): its data goes
         /// from `resumingAt` on.
         case sending(name: String, size: UInt64, resumingAt: UInt64)
@@ -198,7 +199,7 @@ public final class FileTransfers: @unchecked Sendable {
             transfer.offset += UInt64(count)
             if Self.isProgressWorthReporting(done: transfer.offset, since: transfer.lastProgress, total: transfer.size) {
                 transfer.lastProgress = transfer.offset
-                onEvent(.progress(.sending, name: transfer.path, done: transfer.offset, total: transfer.size))
+                emit(.progress(.sending, name: transfer.path, done: transfer.offset, total: transfer.size), member: transfer.to)
             }
         }
         if transfer.offset == transfer.size {
@@ -232,7 +233,7 @@ public final class FileTransfers: @unchecked Sendable {
             }
             dropIncoming(id, deletingData: false)
             emit(.receiveFailed(name: transfer.offer.name, reason: "\(reason); the data so far is kept, and sending the file again resumes"),
-                 from: transfer.from)
+                 member: transfer.from)
         case .fileChunk(let id, let data): received(data, for: id)
         case .fileEnd(let id): ended(id)
         case .fileAccept(let id, let offset):
@@ -247,7 +248,7 @@ public final class FileTransfers: @unchecked Sendable {
             transfer.credit = transfer.to == nil ? nil : offset
             transfer.startOffset = offset
             transfer.lastProgress = offset
-            onEvent(.sending(name: transfer.path, size: transfer.size, resumingAt: offset))
+            emit(.sending(name: transfer.path, size: transfer.size, resumingAt: offset), member: transfer.to)
             link.whenDrained(.files) { [weak self] in self?.pump() }
             pump()
         case .fileCredit(let id, let through):
@@ -279,7 +280,7 @@ public final class FileTransfers: @unchecked Sendable {
         for (id, transfer) in incoming {
             dropIncoming(id, deletingData: false)
             emit(.receiveFailed(name: transfer.offer.name, reason: "\(reason); the data so far is kept, and sending the file again resumes"),
-                 from: transfer.from)
+                 member: transfer.from)
         }
         while !outgoing.isEmpty {
             let path = outgoing[0].path

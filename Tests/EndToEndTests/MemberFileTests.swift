@@ -70,6 +70,8 @@ final class MemberFileTests: XCTestCase {
         let carol = try join(name, as: "carol")
 
         alice.send("/send bob \(path)")
+        let sending = try XCTUnwrap(alice.waitForEvent(timeout: 60) { $0["event"] as? String == "file-sending" }, alice.transcript)
+        XCTAssertEqual(sending["to"] as? String, "bob", "a relayed file names the member it goes to, not the room")
         let sent = try XCTUnwrap(alice.waitForEvent(timeout: 60) { $0["event"] as? String == "file-sent" }, alice.transcript)
         XCTAssertEqual(sent["to"] as? String, "bob")
         XCTAssertEqual(sent["sha256"] as? String, digest)

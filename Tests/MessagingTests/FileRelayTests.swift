@@ -101,6 +101,7 @@ final class FileRelayTests: XCTestCase {
         XCTAssertEqual(TemporaryDirectory.read(directory.path + "/bob/photo.jpg"), content)
         XCTAssertEqual(TemporaryDirectory.names(in: directory.path + "/server"), [".partial"], "nothing went to the server's inbox")
         XCTAssertTrue(bob.events.contains { if case .relayed("alice", .stored) = $0 { true } else { false } }, "\(bob.events)")
+        XCTAssertTrue(alice.events.contains { if case .relayed("bob", .sending) = $0 { true } else { false } }, "\(alice.events)")
         XCTAssertEqual(server.relayedTransferCount, 0)
         XCTAssertLessThanOrEqual(bob.serverEnd.peakBufferedByteCount, 3 << 20, "the server passes data on only as bob's outbox drains")
         XCTAssertEqual(alice.errors + bob.errors, [])
