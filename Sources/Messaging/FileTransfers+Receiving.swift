@@ -80,17 +80,18 @@ extension FileTransfers {
         guard offer.size <= UInt64(Int64.max) else {
             return refuse(offer.id, .refused, "\(offer.size) bytes is larger than any file this system can store", name: offer.name, from: from)
         }
-        // The same content already stored, unchanged: answered as stored, under its name.
-        if let name = inbox.existing(digest: offer.digest, size: offer.size) {
-            link.send(.fileResult(id: offer.id, status: .stored, message: name))
-            return emit(.stored(SentFile(path: inbox.directory + "/" + name, storedAs: name, size: offer.size, startOffset: offer.size,
-                                         digest: offer.digest)), member: from)
-        }
         // A relayed file resumes only from the same member through the same server; data is
         // never trusted by its key alone: the whole file's digest is checked at the end.
         let address = link.connection.peer?.addressWithScope ?? "an unknown address"
         let key = PartialKey(digest: offer.digest, size: offer.size, sender: from.map { address + " relayed from " + $0 } ?? address,
                              host: link.connection.peer?.address.hostKey)
+        // The same content already stored from the same sender, unchanged: answered as stored,
+        // under its name.
+        if let name = inbox.existing(key, size: offer.size) {
+            link.send(.fileResult(id: offer.id, status: .stored, message: name))
+            return emit(.stored(SentFile(path: inbox.directory + "/" + name, storedAs: name, size: offer.size, startOffset: offer.size,
+                                         digest: offer.digest)), member: from)
+        }
         let admission: Inbox.Admission
         // Files whose data still has to come count for the member; files being verified and
         // stored count only for the inbox (so a sender may pipeline small files).
@@ -238,7 +239,7 @@ extension FileTransfers {
             } else {
                 do throws(FileError) {
                     let stored = try inbox.store(transfer.key, offeredName: name)
-                    inbox.remember(stored, digest: transfer.offer.digest, size: transfer.offer.size)
+                    inbox.remember(stored, key: transfer.key, size: transfer.offer.size)
                     outcome = .stored(stored)
                 } catch {
                     outcome = .failed(.writeFailed, error.message)

@@ -243,6 +243,38 @@ final class FileRelayTests: XCTestCase {
         XCTAssertEqual(TemporaryDirectory.read(directory.path + "/bob/note.txt"), Array(content.prefix(5000)))
     }
 
+    func testOnlyItsSenderLearnsThatAFileIsStoredAlready() throws {
+        let file = Array(content.prefix(5000))
+        let source = directory.write(file, to: "secret-plans.txt")
+        let alice = Member("alice", server: server, scheduler: scheduler, inbox: nil)
+        let bob = Member("bob", server: server, scheduler: scheduler, inbox: try inbox("bob"))
+        let (mine, theirs) = InMemoryStream.pair(scheduler: scheduler)
+        let mallory = RawPeer(mine)
+        server.accept(theirs)
+        mallory.send(.hello(.init(name: "mallory")))
+        scheduler.run()
+        alice.send(source, to: "bob")
+        scheduler.run()
+        XCTAssertEqual(try XCTUnwrap(alice.results.first).get().bytesTransferred, 5000)
+        // Mallory knows the digest and size, not the content: she is asked for the data.
+        let hash = SHA256()
+        hash.update(file)
+        let digest = hash.finish()
+        mallory.send(.fileOfferTo(.init(id: 1, size: 5000, digest: digest, name: "guess"), to: "bob"))
+        scheduler.run()
+        XCTAssertFalse(mallory.messages.contains { if case .fileResult(1, .stored, _) = $0 { true } else { false } }, "\(mallory.messages)")
+        XCTAssertTrue(mallory.messages.contains(.fileAccept(id: 1, offset: 0)))
+        XCTAssertFalse(bob.events.contains { if case .relayed("mallory", .stored) = $0 { true } else { false } })
+        mallory.send(.fileCancel(id: 1, reason: "never mind"))
+        // Alice, sending it again, is told it is there.
+        alice.send(source, to: "bob")
+        scheduler.run()
+        let again = try XCTUnwrap(alice.results.last).get()
+        XCTAssertEqual(again.bytesTransferred, 0)
+        XCTAssertEqual(again.storedAs, "secret-plans.txt")
+        XCTAssertEqual(TemporaryDirectory.names(in: directory.path + "/bob").filter { !$0.hasPrefix(".") }, ["secret-plans.txt"])
+    }
+
     func testAFileToTheRoomsOwnNameGoesToItsInbox() throws {
         let source = directory.write(Array(content.prefix(1000)), to: "note.txt")
         let alice = Member("alice", server: server, scheduler: scheduler, inbox: nil)
