@@ -62,7 +62,7 @@ final class GoodMember {
         case .welcome(let welcomed):
             name = welcomed
             link.send(.session(id: session, next: 1))
-        case .fileOfferFrom(let offer, _):
+        case .fileOfferFrom(let offer, _, _):
             link.send(.fileAccept(id: offer.id, offset: 0)) // takes every relayed file, to let data flow
         case .text(let from, _, let text):
             guard let number = text.split(separator: " ").last.flatMap({ Int($0) }) else { return }

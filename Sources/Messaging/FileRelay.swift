@@ -51,6 +51,8 @@ final class FileRelay {
         let link: PeerLink
         let name: String
         let host: String
+        /// What its relayed offers carry as its host (`FileRelay.tag(host:)`).
+        let hostTag: UInt64
         let acceptsRelayed: Bool
         /// Ids this connection's relayed offers take: the upper half, so that they never meet
         /// the server's own offers (`RoomServer` gives those the lower half).
@@ -59,10 +61,11 @@ final class FileRelay {
         /// Transfers that ended here recently, as (sender's side?, id): frames already on their
         /// way for them are ignored rather than answered with an error. The last 16 only.
         var recentlyEnded: [(sending: Bool, id: UInt32)] = []
-        init(link: PeerLink, name: String, host: String, acceptsRelayed: Bool) {
+        init(link: PeerLink, name: String, host: String, hostTag: UInt64, acceptsRelayed: Bool) {
             self.link = link
             self.name = name
             self.host = host
+            self.hostTag = hostTag
             self.acceptsRelayed = acceptsRelayed
         }
     }
@@ -109,9 +112,24 @@ final class FileRelay {
     private var receivingCount: [Int: Int] = [:]
     private var hostCount: [String: Int] = [:]
 
+    /// The key of the host tags: random, for this server's life.
+    private let secret: [UInt8]
+
     init(limits: Limits, scheduler: any Scheduler) {
         self.limits = limits
         self.scheduler = scheduler
+        var random = SystemRandomNumberGenerator()
+        secret = (0..<32).map { _ in UInt8.random(in: .min ... .max, using: &random) }
+    }
+
+    /// The tag `FILE_OFFER_FROM` gives a sender's host: a hash of the host keyed with this
+    /// server's secret, so a member cannot choose it (nor learn another's address from it),
+    /// and every member on one host has the same.
+    func tag(host: String) -> UInt64 {
+        let hash = SHA256()
+        hash.update(secret)
+        hash.update(Array(host.utf8))
+        return hash.finish().prefix(8).reduce(0) { $0 << 8 | UInt64($1) }
     }
 
     /// Relayed transfers under way, for tests and the fuzzer's invariants.
@@ -126,7 +144,7 @@ final class FileRelay {
 
     /// A member completed its handshake.
     func joined(_ member: Int, link: PeerLink, name: String, host: String, capabilities: Message.Capabilities) {
-        endpoints[member] = Endpoint(link: link, name: name, host: host, acceptsRelayed: capabilities.contains(.relayedFiles))
+        endpoints[member] = Endpoint(link: link, name: name, host: host, hostTag: tag(host: host), acceptsRelayed: capabilities.contains(.relayedFiles))
     }
 
     /// A member left: the other side of each of its transfers is told, and the transfer forgotten.
@@ -186,7 +204,7 @@ final class FileRelay {
         let transfer = Transfer(sender: member, senderID: offer.id, recipient: recipient, recipientID: id, size: offer.size, name: offer.name)
         var relayed = offer
         relayed.id = id
-        guard target.link.send(.fileOfferFrom(relayed, from: sender.name)) else {
+        guard target.link.send(.fileOfferFrom(relayed, from: sender.name, host: sender.hostTag)) else {
             return refuse("\(target.name) is leaving the room")
         }
         bySender[Slot(member: member, id: offer.id)] = transfer

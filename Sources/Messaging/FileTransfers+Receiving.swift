@@ -69,7 +69,11 @@ extension FileTransfers {
     }
 
     /// An offer from the peer, or (`from`) from another member through the server.
-    func received(_ offer: Message.FileOffer, from: String? = nil, grantsWholeFile: Bool = false) {
+    /// - Parameters:
+    ///   - from: the member who sent it through the server, or nil for the peer's own file.
+    ///   - host: the server's tag for that member's host (`FILE_OFFER_FROM`).
+    ///   - grantsWholeFile: answer the accept with credit for the whole file.
+    func received(_ offer: Message.FileOffer, from: String? = nil, host: UInt64 = 0, grantsWholeFile: Bool = false) {
         guard let inbox else {
             return refuse(offer.id, .refused, "the receiver does not accept files: it was started without --inbox",
                           detail: "refused: files are accepted only with --inbox DIR; start again with it to receive files", name: offer.name, from: from)
@@ -80,10 +84,13 @@ extension FileTransfers {
         guard offer.size <= UInt64(Int64.max) else {
             return refuse(offer.id, .refused, "\(offer.size) bytes is larger than any file this system can store", name: offer.name, from: from)
         }
-        // A relayed file resumes only from the same member through the same server; data is
-        // never trusted by its key alone: the whole file's digest is checked at the end.
+        // A relayed file resumes only from the same member name on the same host (as the
+        // server tags it) through the same server, and those count as one sender when partial
+        // data is evicted; data is never trusted by its key alone: the whole file's digest is
+        // checked at the end.
         let address = link.connection.peer?.addressWithScope ?? "an unknown address"
-        let key = PartialKey(digest: offer.digest, size: offer.size, sender: from.map { address + " relayed from " + $0 } ?? address,
+        let key = PartialKey(digest: offer.digest, size: offer.size,
+                             sender: from == nil ? address : address + " relayed from host " + String(host, radix: 16), member: from,
                              host: link.connection.peer?.address.hostKey)
         // The same content already stored from the same sender, unchanged: answered as stored,
         // under its name.

@@ -225,7 +225,7 @@ public final class FileTransfers: @unchecked Sendable {
     public func handle(_ message: Message) -> Bool {
         switch message {
         case .fileOffer(let offer): received(offer)
-        case .fileOfferFrom(let offer, let from): received(offer, from: from)
+        case .fileOfferFrom(let offer, let from, let host): received(offer, from: from, host: host)
         case .fileCancel(let id, let reason):
             guard let transfer = incoming[id] else {
                 link.reject(ProtocolError(.fileProtocol, "FILE_CANCEL for id \(id), which is not a transfer still open"))

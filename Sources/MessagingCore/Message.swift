@@ -29,8 +29,10 @@ public enum Message: Sendable, Hashable {
     /// relays; answered like a `FILE_OFFER` (the server stands in for the receiver).
     case fileOfferTo(FileOffer, to: String)
     /// Server → client, with `.relayedFiles`: a file from the member `from`, relayed by the
-    /// server; answered like a `FILE_OFFER`.
-    case fileOfferFrom(FileOffer, from: String)
+    /// server; answered like a `FILE_OFFER`. `host` is the server's tag for the sender's host
+    /// (a keyed hash the sender cannot choose): with the server's address and `from`, what
+    /// the recipient keys the partial data by.
+    case fileOfferFrom(FileOffer, from: String, host: UInt64)
     /// Sender → receiver, with `.relayedFiles`: the transfer `id` (one the sender offered) is
     /// over without a result, for `reason`; data received so far is kept for resuming.
     case fileCancel(id: UInt32, reason: String)
@@ -179,8 +181,9 @@ public enum Message: Sendable, Hashable {
             let size = try reader.integer(UInt64.self, "size")
             let digest = try reader.raw(32, "digest")
             let member = try reader.string(kind == .fileOfferTo ? "to" : "from", limit: Message.maximumNameBytes)
+            let host = kind == .fileOfferFrom ? try reader.integer(UInt64.self, "host") : 0
             let offer = FileOffer(id: id, size: size, digest: digest, name: try reader.string("name", limit: Message.maximumNoteBytes))
-            self = kind == .fileOfferTo ? .fileOfferTo(offer, to: member) : .fileOfferFrom(offer, from: member)
+            self = kind == .fileOfferTo ? .fileOfferTo(offer, to: member) : .fileOfferFrom(offer, from: member, host: host)
         case .fileCancel:
             let id = try reader.integer(UInt32.self, "id")
             self = .fileCancel(id: id, reason: try reader.restText("reason", limit: Message.maximumNoteBytes))
@@ -269,12 +272,13 @@ public enum Message: Sendable, Hashable {
             writer.integer(id)
             writer.integer(status.rawValue)
             writer.raw(message.utf8)
-        case .fileOfferTo(let offer, let member), .fileOfferFrom(let offer, let member):
+        case .fileOfferTo(let offer, let member), .fileOfferFrom(let offer, let member, _):
             if case .fileOfferTo = self { kind = .fileOfferTo } else { kind = .fileOfferFrom }
             writer.integer(offer.id)
             writer.integer(offer.size)
             writer.raw(offer.digest)
             writer.string(member)
+            if case .fileOfferFrom(_, _, let host) = self { writer.integer(host) }
             writer.string(offer.name)
         case .fileCancel(let id, let reason): kind = .fileCancel; writer.integer(id); writer.raw(reason.utf8)
         case .fileCredit(let id, let through): kind = .fileCredit; writer.integer(id); writer.integer(through)

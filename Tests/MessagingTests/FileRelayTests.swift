@@ -205,7 +205,7 @@ final class FileRelayTests: XCTestCase {
         scheduler.run()
         sender.send(.fileOfferTo(.init(id: 1, size: 3 << 20, digest: [UInt8](repeating: 7, count: 32), name: "big"), to: "recipient"))
         scheduler.run()
-        let offered = try XCTUnwrap(recipient.messages.lazy.compactMap { if case .fileOfferFrom(let offer, _) = $0 { offer } else { nil } }.first)
+        let offered = try XCTUnwrap(recipient.messages.lazy.compactMap { if case .fileOfferFrom(let offer, _, _) = $0 { offer } else { nil } }.first)
         // The answer comes late; the first window comes at once and counts as progress.
         pass(59)
         recipient.send(.fileAccept(id: offered.id, offset: 0))
@@ -273,6 +273,54 @@ final class FileRelayTests: XCTestCase {
         XCTAssertEqual(again.bytesTransferred, 0)
         XCTAssertEqual(again.storedAs, "secret-plans.txt")
         XCTAssertEqual(TemporaryDirectory.names(in: directory.path + "/bob").filter { !$0.hasPrefix(".") }, ["secret-plans.txt"])
+    }
+
+    func testAnotherHostTakingTheSendersNameCannotSeeOrTouchItsPartialData() throws {
+        func rawMember(_ name: String, host: UInt8) -> RawPeer {
+            let endpoint = SocketEndpoint(address: IPAddress(bytes: [10, 0, 0, host])!, port: 50000)
+            let (mine, theirs) = InMemoryStream.pair(scheduler: scheduler, peers: (nil, endpoint))
+            let peer = RawPeer(mine)
+            server.accept(theirs)
+            peer.send(.hello(.init(name: name)))
+            return peer
+        }
+        let file = Array(content.prefix(100))
+        let hash = SHA256()
+        hash.update(file)
+        let offer = Message.FileOffer(id: 1, size: 100, digest: hash.finish(), name: "plans.txt")
+        let bob = Member("bob", server: server, scheduler: scheduler, inbox: try inbox("bob"))
+        let alice = rawMember("alice", host: 2)
+        scheduler.run()
+        alice.send(.fileOfferTo(offer, to: "bob"))
+        scheduler.run()
+        alice.send(.fileChunk(id: 1, data: Array(file.prefix(40))))
+        scheduler.run()
+        alice.stream.close()
+        scheduler.run()
+        // Mallory, on another host, takes the name: she is asked for everything, and her wrong
+        // bytes touch only data of her own.
+        let mallory = rawMember("alice", host: 3)
+        scheduler.run()
+        mallory.send(.fileOfferTo(offer, to: "bob"))
+        scheduler.run()
+        XCTAssertTrue(mallory.messages.contains(.fileAccept(id: 1, offset: 0)), "\(mallory.messages)")
+        mallory.send(.fileChunk(id: 1, data: [UInt8](repeating: 0, count: 100)))
+        mallory.send(.fileEnd(id: 1))
+        scheduler.run()
+        XCTAssertTrue(mallory.messages.contains { if case .fileResult(1, .checksumMismatch, _) = $0 { true } else { false } }, "\(mallory.messages)")
+        mallory.stream.close()
+        scheduler.run()
+        // Alice, back from her host, resumes where she was.
+        let back = rawMember("alice", host: 2)
+        scheduler.run()
+        back.send(.fileOfferTo(offer, to: "bob"))
+        scheduler.run()
+        XCTAssertTrue(back.messages.contains(.fileAccept(id: 1, offset: 40)), "\(back.messages)")
+        back.send(.fileChunk(id: 1, data: Array(file.dropFirst(40))))
+        back.send(.fileEnd(id: 1))
+        scheduler.run()
+        XCTAssertTrue(back.messages.contains(.fileResult(id: 1, status: .stored, message: "plans.txt")), "\(back.messages)")
+        XCTAssertEqual(TemporaryDirectory.read(directory.path + "/bob/plans.txt"), file)
     }
 
     func testAFileToTheRoomsOwnNameGoesToItsInbox() throws {
@@ -364,7 +412,7 @@ final class FileRelayTests: XCTestCase {
         scheduler.run()
         alice.send(source, to: "mute")
         scheduler.run()
-        guard let offered = mute.messages.lazy.compactMap({ if case .fileOfferFrom(let offer, "alice") = $0 { offer } else { nil } }).first else {
+        guard let offered = mute.messages.lazy.compactMap({ if case .fileOfferFrom(let offer, "alice", _) = $0 { offer } else { nil } }).first else {
             return XCTFail("\(mute.messages)")
         }
         XCTAssertGreaterThanOrEqual(offered.id, 1 << 31, "relayed ids are the server's, from the upper half")
@@ -386,7 +434,7 @@ final class FileRelayTests: XCTestCase {
         scheduler.run()
         alice.send(source, to: "bob")
         scheduler.run()
-        guard let offer = bob.messages.lazy.compactMap({ if case .fileOfferFrom(let offer, "alice") = $0 { offer } else { nil } }).first else {
+        guard let offer = bob.messages.lazy.compactMap({ if case .fileOfferFrom(let offer, "alice", _) = $0 { offer } else { nil } }).first else {
             return XCTFail("\(bob.messages)")
         }
         XCTAssertEqual(offer.size, 5000)
@@ -429,7 +477,7 @@ final class FileRelayTests: XCTestCase {
         let bobIDs = Array(bob.files.incoming.keys)
         for id in bobIDs { mallory.send(.fileChunk(id: id, data: [1, 2, 3])) }
         mallory.send(.fileAccept(id: bobIDs[0], offset: 0))
-        mallory.send(.fileOfferFrom(.init(id: 5000, size: 1, digest: digest, name: "forged"), from: "bob"))
+        mallory.send(.fileOfferFrom(.init(id: 5000, size: 1, digest: digest, name: "forged"), from: "bob", host: 1))
         scheduler.run()
         let errors = mallory.messages.filter { if case .error(ProtocolError.Code.fileProtocol.rawValue, _) = $0 { true } else { false } }
         XCTAssertEqual(errors.count, bobIDs.count + 2)

@@ -46,7 +46,7 @@ final class RoomClientFileReportTests: XCTestCase {
         queue.sync {
             for index in 0..<200 as Range<UInt32> {
                 let id = (1 << 31) + index
-                room.send(.fileOfferFrom(.init(id: id, size: 10, digest: [UInt8](repeating: UInt8(index % 256), count: 32), name: "x\(index)"), from: "mallory"))
+                room.send(.fileOfferFrom(.init(id: id, size: 10, digest: [UInt8](repeating: UInt8(index % 256), count: 32), name: "x\(index)"), from: "mallory", host: 7))
                 scheduler.run()
                 room.send(.fileCancel(id: id, reason: "gone"))
                 scheduler.run()
