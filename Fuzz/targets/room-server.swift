@@ -128,8 +128,13 @@ func fuzzRoomServer(_ bytes: UnsafeRawBufferPointer) {
             }
         default:
             let selector = input.byte()
-            if selector >= 0xC0 {
-                let id = UInt32(truncatingIfNeeded: input.integer(bytes: 4))
+            if selector >= 0xE0 {
+                // Data for one of the ids its offers take (1 to 4), within or beyond what the
+                // server granted (FILE_CREDIT), or for no transfer at all.
+                let data = input.take(Int(input.integer(bytes: 3)) % (600 << 10))
+                peer?.send(.fileChunk(id: UInt32(selector & 3) + 1, data: data))
+            } else if selector >= 0xC0 {
+                let id = UInt32(selector & 3) + 1
                 let size = input.integer(bytes: 3)
                 peer?.send(.fileOfferTo(.init(id: id, size: size, digest: [UInt8](repeating: selector, count: 32), name: "f"),
                                         to: "good\(selector % 2)"))
