@@ -121,6 +121,37 @@ final class MemberFileTests: XCTestCase {
         XCTAssertEqual(publisher.waitForExit(), 0)
     }
 
+    func testARecipientThatStopsReadingDoesNotMuteTheSender() throws {
+        let (path, _) = try randomFile(megabytes: 32)
+        let name = TestLAN.uniqueName("sink")
+        let publisher = try publish(name)
+        let port = try XCTUnwrap(publisher.jsonEvents.first { $0["event"] as? String == "registered" }?["port"] as? Int)
+        let sink = try TestLAN.command(on: "b", ["/usr/bin/python3", TestLAN.script("hostile-peer"), TestLAN.addresses(of: "a").ipv4, String(port),
+                                                 "relay-sink", "100"])
+        XCTAssertNotNil(publisher.waitForEvent { $0["event"] as? String == "joined" && $0["name"] as? String == "sink" }, publisher.transcript)
+        let carol = try join(name, as: "carol")
+        let alice = try join(name, as: "alice")
+        alice.send("/send sink \(path)")
+        XCTAssertNotNil(sink.waitForLine(timeout: 30) { $0.hasPrefix("{\"accepted\": ") && !$0.contains("null") }, sink.transcript)
+        // Longer than the minute after which a sender whose connection was not read dropped
+        // (heartbeat-timeout): alice talks all along, and every line arrives.
+        for index in 1...16 {
+            alice.send("line \(index)")
+            sleep(5)
+        }
+        XCTAssertNotNil(carol.waitForEvent(timeout: 20) { $0["event"] as? String == "text" && $0["text"] as? String == "line 16" }, carol.transcript)
+        let heard = carol.jsonEvents.filter { $0["event"] as? String == "text" && $0["from"] as? String == "alice" }.compactMap { $0["text"] as? String }
+        XCTAssertEqual(heard, (1...16).map { "line \($0)" })
+        XCTAssertFalse(alice.jsonEvents.contains { $0["event"] as? String == "disconnected" }, alice.transcript)
+        for member in [alice, carol] { member.closeStdin() }
+        _ = alice.waitForExit()
+        XCTAssertEqual(carol.waitForExit(), 0, carol.transcript)
+        sink.signal(SIGTERM)
+        _ = sink.waitForExit()
+        publisher.signal(SIGTERM)
+        XCTAssertEqual(publisher.waitForExit(), 0)
+    }
+
     func testAFileBetweenMembersResumesAfterTheSenderBreaksOff() throws {
         let (path, digest) = try randomFile(megabytes: 200)
         let bobInbox = directory + "/bob"
