@@ -323,7 +323,7 @@ final class FileRelay {
             let reason = switch transfer.state {
             case .offered: "\(recipient) did not answer the offer within \(time)"
             case .ending: "\(recipient) did not confirm the file within \(time)"
-            case .accepted where transfer.credit <= transfer.position: "\(recipient) took less than \(wanted) bytes in \(time)"
+            case .accepted where transfer.credit <= transfer.position && transfer.position < transfer.size: "\(recipient) took less than \(wanted) bytes in \(time)"
             case .accepted: "\(sender) sent less than \(wanted) bytes in \(time)"
             }
             end(transfer, toSender: reason + "; send it again to resume", toRecipient: reason)
