@@ -26,7 +26,7 @@ import MessagingTesting
 import TransportCore
 
 let frameTypes: [UInt16] = [0x01, 0x02, 0x03, 0x04, 0x05, 0x06, 0x10, 0x11, 0x12, 0x13, 0x14, 0x20, 0x21, 0x22, 0x23, 0x24,
-                            0x25, 0x26, 0x27]
+                            0x25, 0x26, 0x27, 0x28]
 
 /// A member that follows the protocol: joins, numbers its lines (SESSION) and counts what
 /// it hears from the other well-behaved member.
@@ -62,7 +62,7 @@ final class GoodMember {
         case .welcome(let welcomed):
             name = welcomed
             link.send(.session(id: session, next: 1))
-        case .fileOfferFrom(let offer, _):
+        case .fileOfferFrom(let offer, _, _):
             link.send(.fileAccept(id: offer.id, offset: 0)) // takes every relayed file, to let data flow
         case .text(let from, _, let text):
             guard let number = text.split(separator: " ").last.flatMap({ Int($0) }) else { return }
@@ -128,8 +128,13 @@ func fuzzRoomServer(_ bytes: UnsafeRawBufferPointer) {
             }
         default:
             let selector = input.byte()
-            if selector >= 0xC0 {
-                let id = UInt32(truncatingIfNeeded: input.integer(bytes: 4))
+            if selector >= 0xE0 {
+                // Data for one of the ids its offers take (1 to 4), within or beyond what the
+                // server granted (FILE_CREDIT), or for no transfer at all.
+                let data = input.take(Int(input.integer(bytes: 3)) % (600 << 10))
+                peer?.send(.fileChunk(id: UInt32(selector & 3) + 1, data: data))
+            } else if selector >= 0xC0 {
+                let id = UInt32(selector & 3) + 1
                 let size = input.integer(bytes: 3)
                 peer?.send(.fileOfferTo(.init(id: id, size: size, digest: [UInt8](repeating: selector, count: 32), name: "f"),
                                         to: "good\(selector % 2)"))

@@ -8,10 +8,11 @@ import TransportCore
 /// so a member can name only its own transfers.
 ///
 /// What it may cost is bounded: `Limits` caps the transfers at once (per sender, per
-/// recipient, per sender's host, in all); at most one chunk per sending member waits here
-/// while the recipient's outbox is above its mark, and the sender is not read meanwhile
-/// (back-pressure); a transfer that makes no progress within `idleTimeout` is ended on both
-/// sides.
+/// recipient, per pair, per sender's host, in all); a sender may send a relayed file's data
+/// only as far as the server granted it (`FILE_CREDIT`), and the server grants more only
+/// while the recipient's outbox, with the data granted but not yet come, stays under its mark
+/// (back-pressure without ever holding the sender's connection: its text and pings are read
+/// all along); a transfer that makes no progress within `idleTimeout` is ended on both sides.
 ///
 /// - Important: every method runs on the room's queue (the members' links' scheduler).
 final class FileRelay {
@@ -22,6 +23,9 @@ final class FileRelay {
         var fromMember = 4
         /// Relayed files one member may be receiving at once.
         var toMember = 4
+        /// Relayed files one member may be sending to one other member at once (so that one
+        /// sender cannot take all of a recipient's places).
+        var perPair = 2
         /// Relayed files the members of one host may be sending at once.
         var fromHost = 16
         /// Relayed files in the whole room at once.
@@ -30,9 +34,16 @@ final class FileRelay {
         /// needs) within this time, or gets no answer to its offer or to its end, is ended.
         var idleTimeout: Duration = .seconds(60)
         var minimumProgress: UInt64 = 1 << 20
-        /// Data is passed on only while the recipient's outbox stays below this; beyond it,
-        /// the chunk waits here and the sender is not read until the outbox drains.
-        var recipientOutboxMark = 2 << 20
+        /// More data is granted (`FILE_CREDIT`) only while less than this waits in the
+        /// recipient's outbox; with a window per transfer on top (`toMember` of them), what
+        /// waits stays under the connection's 4 MiB outbox limit.
+        var recipientOutboxMark = 1 << 20
+        /// A transfer is granted up to this much beyond what it passed on: the most of its data
+        /// that can wait in the server.
+        var window: UInt64 = 512 << 10
+        /// Credit is granted in steps of at least this (or the rest of the file), not after
+        /// every small chunk.
+        var minimumGrant: UInt64 = 64 << 10
     }
 
     /// A member as the relay sees it.
@@ -40,6 +51,8 @@ final class FileRelay {
         let link: PeerLink
         let name: String
         let host: String
+        /// What its relayed offers carry as its host (`FileRelay.tag(host:)`).
+        let hostTag: UInt64
         let acceptsRelayed: Bool
         /// Ids this connection's relayed offers take: the upper half, so that they never meet
         /// the server's own offers (`RoomServer` gives those the lower half).
@@ -48,10 +61,11 @@ final class FileRelay {
         /// Transfers that ended here recently, as (sender's side?, id): frames already on their
         /// way for them are ignored rather than answered with an error. The last 16 only.
         var recentlyEnded: [(sending: Bool, id: UInt32)] = []
-        init(link: PeerLink, name: String, host: String, acceptsRelayed: Bool) {
+        init(link: PeerLink, name: String, host: String, hostTag: UInt64, acceptsRelayed: Bool) {
             self.link = link
             self.name = name
             self.host = host
+            self.hostTag = hostTag
             self.acceptsRelayed = acceptsRelayed
         }
     }
@@ -67,8 +81,8 @@ final class FileRelay {
         var state = State.offered
         /// Bytes of the file accounted for: the accepted offset, plus what was passed on.
         var position: UInt64 = 0
-        /// A chunk waiting for the recipient's outbox to drain (the sender is held meanwhile).
-        var pending: [UInt8]?
+        /// How far the sender may send (the last `FILE_CREDIT`); from `position` on at first.
+        var credit: UInt64 = 0
         /// Bumped on every change of state; the watchdog compares it with what it saw.
         var step = 0
         /// The watchdog's next check, cancelled when the transfer ends (so that a flood of
@@ -98,9 +112,24 @@ final class FileRelay {
     private var receivingCount: [Int: Int] = [:]
     private var hostCount: [String: Int] = [:]
 
+    /// The key of the host tags: random, for this server's life.
+    private let secret: [UInt8]
+
     init(limits: Limits, scheduler: any Scheduler) {
         self.limits = limits
         self.scheduler = scheduler
+        var random = SystemRandomNumberGenerator()
+        secret = (0..<32).map { _ in UInt8.random(in: .min ... .max, using: &random) }
+    }
+
+    /// The tag `FILE_OFFER_FROM` gives a sender's host: a hash of the host keyed with this
+    /// server's secret, so a member cannot choose it (nor learn another's address from it),
+    /// and every member on one host has the same.
+    func tag(host: String) -> UInt64 {
+        let hash = SHA256()
+        hash.update(secret)
+        hash.update(Array(host.utf8))
+        return hash.finish().prefix(8).reduce(0) { $0 << 8 | UInt64($1) }
     }
 
     /// Relayed transfers under way, for tests and the fuzzer's invariants.
@@ -115,14 +144,16 @@ final class FileRelay {
 
     /// A member completed its handshake.
     func joined(_ member: Int, link: PeerLink, name: String, host: String, capabilities: Message.Capabilities) {
-        endpoints[member] = Endpoint(link: link, name: name, host: host, acceptsRelayed: capabilities.contains(.relayedFiles))
+        endpoints[member] = Endpoint(link: link, name: name, host: host, hostTag: tag(host: host), acceptsRelayed: capabilities.contains(.relayedFiles))
     }
 
     /// A member left: the other side of each of its transfers is told, and the transfer forgotten.
     func left(_ member: Int) {
         guard let endpoint = endpoints[member] else { return }
+        var recipients: Set<Int> = []
         for transfer in bySender.values where transfer.sender == member {
             end(transfer, toSender: nil, toRecipient: "\(endpoint.name) left the room")
+            recipients.insert(transfer.recipient)
         }
         for transfer in byRecipient.values where transfer.recipient == member {
             end(transfer, toSender: "\(endpoint.name) left the room before the file was stored; send it again to resume once \(endpoint.name) is back",
@@ -131,6 +162,8 @@ final class FileRelay {
         endpoints[member] = nil
         sendingCount[member] = nil
         receivingCount[member] = nil
+        endpoint.link.whenDrained(.relay, nil)
+        for recipient in recipients { grant(to: recipient) }
     }
 
     /// A `FILE_OFFER_TO` from `member` for the member `recipient` (nil: nobody of that name).
@@ -153,6 +186,9 @@ final class FileRelay {
         guard sending(from: member) + otherTransfers < limits.fromMember else {
             return refuse("you are sending \(limits.fromMember) files at once already; wait for one to finish")
         }
+        guard byRecipient.values.count(where: { $0.sender == member && $0.recipient == recipient }) < limits.perPair else {
+            return refuse("you are sending \(limits.perPair) files to \(target.name) at once already; wait for one to finish")
+        }
         guard receivingCount[recipient, default: 0] < limits.toMember else {
             return refuse("\(target.name) is receiving \(limits.toMember) files from members already; try again later")
         }
@@ -168,7 +204,7 @@ final class FileRelay {
         let transfer = Transfer(sender: member, senderID: offer.id, recipient: recipient, recipientID: id, size: offer.size, name: offer.name)
         var relayed = offer
         relayed.id = id
-        guard target.link.send(.fileOfferFrom(relayed, from: sender.name)) else {
+        guard target.link.send(.fileOfferFrom(relayed, from: sender.name, host: sender.hostTag)) else {
             return refuse("\(target.name) is leaving the room")
         }
         bySender[Slot(member: member, id: offer.id)] = transfer
@@ -191,27 +227,42 @@ final class FileRelay {
             }
             transfer.state = .accepted
             transfer.position = offset
+            transfer.credit = offset
             transfer.step += 1
             endpoints[transfer.sender]?.link.send(.fileAccept(id: transfer.senderID, offset: offset))
+            // The watchdog counts from the answer: the first window's data counts as progress.
+            transfer.watchdog?.cancel()
+            watch(transfer, step: transfer.step, position: offset)
+            grant(to: member)
         case .fileResult(let id, let status, let text):
             guard let transfer = byRecipient[Slot(member: member, id: id)] else { return wasRelayed(id, sending: false, by: member) }
             forget(transfer)
             endpoints[transfer.sender]?.link.send(.fileResult(id: transfer.senderID, status: status, message: text))
+            grant(to: member)
         case .fileChunk(let id, let data):
             guard let transfer = bySender[Slot(member: member, id: id)] else { return wasRelayed(id, sending: true, by: member) }
-            guard transfer.state == .accepted, transfer.pending == nil else {
+            guard transfer.state == .accepted else {
                 endpoints[member]?.link.reject(ProtocolError(.fileProtocol, "FILE_CHUNK for id \(id), which is not an accepted transfer still open"))
                 return true
             }
             guard UInt64(data.count) <= transfer.size - transfer.position else {
                 end(transfer, toSender: "more data than the \(transfer.size) bytes offered", toRecipient: "the sender sent more data than it offered")
+                grant(to: transfer.recipient)
+                return true
+            }
+            guard UInt64(data.count) <= transfer.credit - min(transfer.position, transfer.credit) else {
+                let error = ProtocolError(.fileProtocol, "FILE_CHUNK for id \(id) goes past offset \(transfer.credit), as far as FILE_CREDIT allowed")
+                endpoints[member]?.link.reject(error)
+                end(transfer, toSender: error.message, toRecipient: "the sender sent more data than the server let it")
+                grant(to: transfer.recipient)
                 return true
             }
             transfer.position += UInt64(data.count)
-            pass(data, of: transfer)
+            endpoints[transfer.recipient]?.link.send(.fileChunk(id: transfer.recipientID, data: data))
+            grant(to: transfer.recipient)
         case .fileEnd(let id):
             guard let transfer = bySender[Slot(member: member, id: id)] else { return wasRelayed(id, sending: true, by: member) }
-            guard transfer.state == .accepted, transfer.pending == nil else {
+            guard transfer.state == .accepted else {
                 endpoints[member]?.link.reject(ProtocolError(.fileProtocol, "FILE_END for id \(id), which is not an accepted transfer still open"))
                 return true
             }
@@ -221,6 +272,7 @@ final class FileRelay {
         case .fileCancel(let id, let reason):
             guard let transfer = bySender[Slot(member: member, id: id)] else { return wasRelayed(id, sending: true, by: member) }
             end(transfer, toSender: nil, toRecipient: reason)
+            grant(to: transfer.recipient)
         default:
             return false
         }
@@ -234,38 +286,27 @@ final class FileRelay {
         endpoints[member]?.recentlyEnded.contains { $0.sending == sending && $0.id == id } ?? false
     }
 
-    /// The bytes a chunk adds to an outbox besides its data: the frame header and the id.
-    private static let chunkOverhead = Frame.headerSize + 4
-
-    /// Passes a chunk on now, or keeps it and holds the sender until the recipient's outbox
-    /// has room.
-    private func pass(_ data: [UInt8], of transfer: Transfer) {
-        guard let recipient = endpoints[transfer.recipient] else { return }
-        if recipient.link.connection.bufferedByteCount + data.count + Self.chunkOverhead <= limits.recipientOutboxMark {
-            recipient.link.send(.fileChunk(id: transfer.recipientID, data: data))
-            return
-        }
-        transfer.pending = data
-        endpoints[transfer.sender]?.link.holdReading(.relay)
-        let member = transfer.recipient
-        recipient.link.whenDrained(.relay) { [weak self] in self?.drained(member) }
-    }
-
-    /// The recipient's outbox emptied: the chunks waiting for it go, as far as there is room.
-    private func drained(_ member: Int) {
+    /// Grants each transfer to `member` up to `window` beyond what it passed on
+    /// (`FILE_CREDIT`) while the recipient's outbox is below `recipientOutboxMark`; when it is
+    /// not, grants again once the outbox empties. So what waits for one recipient stays within
+    /// the mark plus one window per transfer, and a sender that holds its credit unused takes
+    /// nothing from the others.
+    private func grant(to member: Int) {
         guard let recipient = endpoints[member] else { return }
+        let hasRoom = recipient.link.connection.bufferedByteCount < limits.recipientOutboxMark
         var waiting = false
-        for transfer in byRecipient.values where transfer.recipient == member {
-            guard let data = transfer.pending else { continue }
-            guard recipient.link.connection.bufferedByteCount + data.count + Self.chunkOverhead <= limits.recipientOutboxMark else {
+        for transfer in byRecipient.values.sorted(by: { $0.recipientID < $1.recipientID })
+        where transfer.recipient == member && transfer.state == .accepted {
+            let target = transfer.position + min(limits.window, transfer.size - transfer.position)
+            guard target > transfer.credit, target - transfer.credit >= limits.minimumGrant || target == transfer.size else { continue }
+            guard hasRoom else {
                 waiting = true
                 continue
             }
-            transfer.pending = nil
-            recipient.link.send(.fileChunk(id: transfer.recipientID, data: data))
-            endpoints[transfer.sender]?.link.releaseReading(.relay)
+            transfer.credit = target
+            endpoints[transfer.sender]?.link.send(.fileCredit(id: transfer.senderID, through: target))
         }
-        if !waiting { recipient.link.whenDrained(.relay, nil) }
+        recipient.link.whenDrained(.relay, waiting ? { [weak self] in self?.grant(to: member) } : nil)
     }
 
     /// Ends a transfer within `idleTimeout` unless it moves on (a new state, or enough data).
@@ -282,10 +323,11 @@ final class FileRelay {
             let reason = switch transfer.state {
             case .offered: "\(recipient) did not answer the offer within \(time)"
             case .ending: "\(recipient) did not confirm the file within \(time)"
-            case .accepted where transfer.pending != nil: "\(recipient) took less than \(wanted) bytes in \(time)"
+            case .accepted where transfer.credit <= transfer.position && transfer.position < transfer.size: "\(recipient) took less than \(wanted) bytes in \(time)"
             case .accepted: "\(sender) sent less than \(wanted) bytes in \(time)"
             }
             end(transfer, toSender: reason + "; send it again to resume", toRecipient: reason)
+            grant(to: transfer.recipient)
         }
     }
 
@@ -297,7 +339,7 @@ final class FileRelay {
         if let toRecipient { endpoints[transfer.recipient]?.link.send(.fileCancel(id: transfer.recipientID, reason: toRecipient)) }
     }
 
-    /// Removes a transfer from every index and count, and lets its sender be read again.
+    /// Removes a transfer from every index and count.
     private func forget(_ transfer: Transfer) {
         guard bySender.removeValue(forKey: Slot(member: transfer.sender, id: transfer.senderID)) != nil else { return }
         byRecipient[Slot(member: transfer.recipient, id: transfer.recipientID)] = nil
@@ -310,9 +352,7 @@ final class FileRelay {
         if let sender = endpoints[transfer.sender] {
             decrement(&hostCount, sender.host)
             remember(&sender.recentlyEnded, (true, transfer.senderID))
-            if transfer.pending != nil { sender.link.releaseReading(.relay) }
         }
-        transfer.pending = nil
         transfer.watchdog?.cancel()
         transfer.watchdog = nil
         if let recipient = endpoints[transfer.recipient] { remember(&recipient.recentlyEnded, (false, transfer.recipientID)) }

@@ -27,6 +27,9 @@ extension FileTransfers {
         var reported: UInt64 = 0
         /// The name events give the file (as the inbox would store it).
         var shownName = ""
+        /// Offered with `FILE_OFFER_TO` to this side's own name: its sender waits for
+        /// `FILE_CREDIT`, which lets the whole file come at once.
+        var grantsWholeFile = false
         // On the disk queue:
         var hash = SHA256()
         var writeFailure: String?
@@ -47,19 +50,30 @@ extension FileTransfers {
         }
     }
 
-    /// Reports an event, as relayed when the file came from another member.
-    func emit(_ event: Event, from: String?) {
-        onEvent(from.map { .relayed(from: $0, event) } ?? event)
+    /// Reports an event, as relayed when the file came from (or goes to) another member.
+    func emit(_ event: Event, member: String?) {
+        onEvent(member.map { .relayed(member: $0, event) } ?? event)
     }
 
     /// Tells the sender `reason`, and the inbox's owner `detail` (or the same reason).
     func refuse(_ id: UInt32, _ status: Message.FileStatus, _ reason: String, detail: String? = nil, name: String, from: String? = nil) {
         link.send(.fileResult(id: id, status: status, message: reason))
-        emit(.receiveFailed(name: name, reason: detail ?? reason), from: from)
+        emit(.receiveFailed(name: name, reason: detail ?? reason), member: from)
+    }
+
+    /// An offer sent with `FILE_OFFER_TO` naming this side (a server's own name): answered
+    /// as a `FILE_OFFER`, and the sender, which waits for credit as for any relayed file, is
+    /// given all of it with the `FILE_ACCEPT`.
+    func receivedOfferToThisSide(_ offer: Message.FileOffer) {
+        received(offer, grantsWholeFile: true)
     }
 
     /// An offer from the peer, or (`from`) from another member through the server.
-    func received(_ offer: Message.FileOffer, from: String? = nil) {
+    /// - Parameters:
+    ///   - from: the member who sent it through the server, or nil for the peer's own file.
+    ///   - host: the server's tag for that member's host (`FILE_OFFER_FROM`).
+    ///   - grantsWholeFile: answer the accept with credit for the whole file.
+    func received(_ offer: Message.FileOffer, from: String? = nil, host: UInt64 = 0, grantsWholeFile: Bool = false) {
         guard let inbox else {
             return refuse(offer.id, .refused, "the receiver does not accept files: it was started without --inbox",
                           detail: "refused: files are accepted only with --inbox DIR; start again with it to receive files", name: offer.name, from: from)
@@ -70,17 +84,21 @@ extension FileTransfers {
         guard offer.size <= UInt64(Int64.max) else {
             return refuse(offer.id, .refused, "\(offer.size) bytes is larger than any file this system can store", name: offer.name, from: from)
         }
-        // The same content already stored, unchanged: answered as stored, under its name.
-        if let name = inbox.existing(digest: offer.digest, size: offer.size) {
+        // A relayed file resumes only from the same member name on the same host (as the
+        // server tags it) through the same server, and those count as one sender when partial
+        // data is evicted; data is never trusted by its key alone: the whole file's digest is
+        // checked at the end.
+        let address = link.connection.peer?.addressWithScope ?? "an unknown address"
+        let key = PartialKey(digest: offer.digest, size: offer.size,
+                             sender: from == nil ? address : address + " relayed from host " + String(host, radix: 16), member: from,
+                             host: link.connection.peer?.address.hostKey)
+        // The same content already stored from the same sender, unchanged: answered as stored,
+        // under its name.
+        if let name = inbox.existing(key, size: offer.size) {
             link.send(.fileResult(id: offer.id, status: .stored, message: name))
             return emit(.stored(SentFile(path: inbox.directory + "/" + name, storedAs: name, size: offer.size, startOffset: offer.size,
-                                         digest: offer.digest)), from: from)
+                                         digest: offer.digest)), member: from)
         }
-        // A relayed file resumes only from the same member through the same server; data is
-        // never trusted by its key alone: the whole file's digest is checked at the end.
-        let address = link.connection.peer?.addressWithScope ?? "an unknown address"
-        let key = PartialKey(digest: offer.digest, size: offer.size, sender: from.map { address + " relayed from " + $0 } ?? address,
-                             host: link.connection.peer?.address.hostKey)
         let admission: Inbox.Admission
         // Files whose data still has to come count for the member; files being verified and
         // stored count only for the inbox (so a sender may pipeline small files).
@@ -90,6 +108,7 @@ extension FileTransfers {
         case .success(let admitted): admission = admitted
         }
         let transfer = Incoming(offer: offer, from: from, key: key, fd: admission.fd)
+        transfer.grantsWholeFile = grantsWholeFile
         incoming[offer.id] = transfer
         guard admission.have > 0 else { return accept(transfer, at: 0) }
         let queue = link.scheduler
@@ -123,8 +142,9 @@ extension FileTransfers {
         transfer.received = offset
         transfer.reported = offset
         transfer.shownName = InboxName.sanitized(transfer.offer.name)
-        emit(.receiving(name: transfer.shownName, size: transfer.offer.size, resumingAt: offset), from: transfer.from)
+        emit(.receiving(name: transfer.shownName, size: transfer.offer.size, resumingAt: offset), member: transfer.from)
         link.send(.fileAccept(id: transfer.offer.id, offset: offset))
+        if transfer.grantsWholeFile { link.send(.fileCredit(id: transfer.offer.id, through: transfer.offer.size)) }
         watchForStall(transfer, sinceReceived: offset)
     }
 
@@ -159,7 +179,7 @@ extension FileTransfers {
         transfer.received += UInt64(data.count)
         if Self.isProgressWorthReporting(done: transfer.received, since: transfer.reported, total: transfer.offer.size) {
             transfer.reported = transfer.received
-            emit(.progress(.receiving, name: transfer.shownName, done: transfer.received, total: transfer.offer.size), from: transfer.from)
+            emit(.progress(.receiving, name: transfer.shownName, done: transfer.received, total: transfer.offer.size), member: transfer.from)
         }
         inbox?.consumed(UInt64(data.count), by: transfer.key)
         diskBacklog += data.count
@@ -226,7 +246,7 @@ extension FileTransfers {
             } else {
                 do throws(FileError) {
                     let stored = try inbox.store(transfer.key, offeredName: name)
-                    inbox.remember(stored, digest: transfer.offer.digest, size: transfer.offer.size)
+                    inbox.remember(stored, key: transfer.key, size: transfer.offer.size)
                     outcome = .stored(stored)
                 } catch {
                     outcome = .failed(.writeFailed, error.message)
@@ -245,7 +265,7 @@ extension FileTransfers {
                 case .stored(let stored):
                     if current { link.send(.fileResult(id: id, status: .stored, message: stored)) }
                     emit(.stored(SentFile(path: inbox.directory + "/" + stored, storedAs: stored, size: transfer.offer.size,
-                                          startOffset: transfer.startOffset, digest: transfer.offer.digest)), from: transfer.from)
+                                          startOffset: transfer.startOffset, digest: transfer.offer.digest)), member: transfer.from)
                 case .failed(let status, let reason):
                     if current { refuse(id, status, reason, name: name, from: transfer.from) }
                 }

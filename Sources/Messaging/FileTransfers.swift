@@ -21,8 +21,9 @@ public final class FileTransfers: @unchecked Sendable {
         case receiving(name: String, size: UInt64, resumingAt: UInt64)
         case stored(SentFile)
         case receiveFailed(name: String, reason: String)
-        /// An event about a file another member sent through the room (`FILE_OFFER_FROM`).
-        indirect case relayed(from: String, Event)
+        /// An event about a file passed on by the room's server, with the other member: the
+        /// one who sent it (`FILE_OFFER_FROM`), or the one we send it to (`FILE_OFFER_TO`).
+        indirect case relayed(member: String, Event)
         /// The receiver accepted a file we offered (`name` is its path here): its data goes
         /// from `resumingAt` on.
         case sending(name: String, size: UInt64, resumingAt: UInt64)
@@ -99,6 +100,8 @@ public final class FileTransfers: @unchecked Sendable {
         var size: UInt64 = 0
         var digest: [UInt8] = []
         var offset: UInt64 = 0
+        /// For a relayed file, how far the server lets data go (`FILE_CREDIT`); nil: no limit.
+        var credit: UInt64?
         var startOffset: UInt64 = 0
         var lastProgress: UInt64 = 0
         init(path: String, to: String?, completion: @escaping (Result<SentFile, FileError>) -> Void) {
@@ -177,8 +180,9 @@ public final class FileTransfers: @unchecked Sendable {
     private func pump() {
         guard let transfer = outgoing.first, transfer.state == .accepted, link.isOpen else { return }
         if buffer.isEmpty { buffer = [UInt8](repeating: 0, count: FileTransfers.chunkSize) }
-        while transfer.offset < transfer.size && link.connection.bufferedByteCount < FileTransfers.outboxTarget {
-            let want = Int(min(UInt64(FileTransfers.chunkSize), transfer.size - transfer.offset))
+        let limit = min(transfer.credit ?? transfer.size, transfer.size)
+        while transfer.offset < limit && link.connection.bufferedByteCount < FileTransfers.outboxTarget {
+            let want = Int(min(UInt64(FileTransfers.chunkSize), limit - transfer.offset))
             let count = buffer.withUnsafeMutableBytes { pread(transfer.fd, $0.baseAddress, want, off_t(transfer.offset)) }
             if count < 0 && errno == EINTR { continue }
             guard count > 0 else {
@@ -190,7 +194,7 @@ public final class FileTransfers: @unchecked Sendable {
             transfer.offset += UInt64(count)
             if Self.isProgressWorthReporting(done: transfer.offset, since: transfer.lastProgress, total: transfer.size) {
                 transfer.lastProgress = transfer.offset
-                onEvent(.progress(.sending, name: transfer.path, done: transfer.offset, total: transfer.size))
+                emit(.progress(.sending, name: transfer.path, done: transfer.offset, total: transfer.size), member: transfer.to)
             }
         }
         if transfer.offset == transfer.size {
@@ -216,7 +220,7 @@ public final class FileTransfers: @unchecked Sendable {
     public func handle(_ message: Message) -> Bool {
         switch message {
         case .fileOffer(let offer): received(offer)
-        case .fileOfferFrom(let offer, let from): received(offer, from: from)
+        case .fileOfferFrom(let offer, let from, let host): received(offer, from: from, host: host)
         case .fileCancel(let id, let reason):
             guard let transfer = incoming[id] else {
                 link.reject(ProtocolError(.fileProtocol, "FILE_CANCEL for id \(id), which is not a transfer still open"))
@@ -224,7 +228,7 @@ public final class FileTransfers: @unchecked Sendable {
             }
             dropIncoming(id, deletingData: false)
             emit(.receiveFailed(name: transfer.offer.name, reason: "\(reason); the data so far is kept, and sending the file again resumes"),
-                 from: transfer.from)
+                 member: transfer.from)
         case .fileChunk(let id, let data): received(data, for: id)
         case .fileEnd(let id): ended(id)
         case .fileAccept(let id, let offset):
@@ -235,10 +239,18 @@ public final class FileTransfers: @unchecked Sendable {
             }
             transfer.state = .accepted
             transfer.offset = offset
+            // A relayed file's data waits for the server's FILE_CREDIT.
+            transfer.credit = transfer.to == nil ? nil : offset
             transfer.startOffset = offset
             transfer.lastProgress = offset
-            onEvent(.sending(name: transfer.path, size: transfer.size, resumingAt: offset))
+            emit(.sending(name: transfer.path, size: transfer.size, resumingAt: offset), member: transfer.to)
             link.whenDrained(.files) { [weak self] in self?.pump() }
+            pump()
+        case .fileCredit(let id, let through):
+            // Credit only grows; one for a transfer no longer sent (it may have crossed the
+            // end on the wire) is dropped.
+            guard let transfer = outgoing.first, transfer.state == .accepted, transfer.id == id, let credit = transfer.credit else { return true }
+            transfer.credit = max(credit, min(through, transfer.size))
             pump()
         case .fileResult(let id, let status, let text):
             guard let transfer = outgoing.first, transfer.state != .hashing, transfer.id == id else {
@@ -263,7 +275,7 @@ public final class FileTransfers: @unchecked Sendable {
         for (id, transfer) in incoming {
             dropIncoming(id, deletingData: false)
             emit(.receiveFailed(name: transfer.offer.name, reason: "\(reason); the data so far is kept, and sending the file again resumes"),
-                 from: transfer.from)
+                 member: transfer.from)
         }
         while !outgoing.isEmpty {
             let path = outgoing[0].path

@@ -16,27 +16,31 @@ extension Inbox {
     /// (Forgetting only means the same content may be stored once more.)
     static let storedFilesRemembered = 4096
 
-    /// Remembers that `name` holds the content with this digest and size. Call after `store`.
-    func remember(_ name: String, digest: [UInt8], size: UInt64) {
+    /// Remembers that `name` holds the content `key` names (its digest and size, from its
+    /// sender). Call after `store`.
+    func remember(_ name: String, key: PartialKey, size: UInt64) {
         var info = stat()
         guard fstatat(directoryFD, name, &info, AT_SYMLINK_NOFOLLOW) == 0 else { return }
         let file = StoredFile(name: name, size: size, device: UInt64(info.st_dev), inode: UInt64(info.st_ino),
                               modifiedSeconds: info.st_mtim.tv_sec, modifiedNanoseconds: info.st_mtim.tv_nsec)
         stored.withLock { index in
-            if index.files[digest] == nil {
-                index.order.append(digest)
+            if index.files[key.name] == nil {
+                index.order.append(key.name)
                 if index.order.count > Self.storedFilesRemembered {
                     index.files[index.order.removeFirst()] = nil
                 }
             }
-            index.files[digest] = file
+            index.files[key.name] = file
         }
     }
 
     /// The name of a file this inbox stored with exactly this content (same SHA-256 and
-    /// size) that is still there unchanged (same file, size and modification time), or nil.
-    func existing(digest: [UInt8], size: UInt64) -> String? {
-        guard let file = stored.withLock({ $0.files[digest] }), file.size == size else { return nil }
+    /// size) from the same sender (`key`, as for resuming) that is still there unchanged (same
+    /// file, size and modification time), or nil. Only the sender learns so what it sent
+    /// before: from anyone else the content is received as usual, so an offer of a digest
+    /// tells nothing about what the inbox holds, nor under which name.
+    func existing(_ key: PartialKey, size: UInt64) -> String? {
+        guard let file = stored.withLock({ $0.files[key.name] }), file.size == size else { return nil }
         var info = stat()
         guard fstatat(directoryFD, file.name, &info, AT_SYMLINK_NOFOLLOW) == 0, (info.st_mode & S_IFMT) == S_IFREG,
               UInt64(clamping: info.st_size) == size, UInt64(info.st_dev) == file.device, UInt64(info.st_ino) == file.inode,
@@ -47,8 +51,9 @@ extension Inbox {
     }
 }
 
-/// The files an inbox stored, by SHA-256, oldest first in `order` (see `Inbox.remember`).
+/// The files an inbox stored, by `PartialKey.name` (content and sender), oldest first in
+/// `order` (see `Inbox.remember`).
 struct StoredFiles: Sendable {
-    var files: [[UInt8]: Inbox.StoredFile] = [:]
-    var order: [[UInt8]] = []
+    var files: [String: Inbox.StoredFile] = [:]
+    var order: [String] = []
 }

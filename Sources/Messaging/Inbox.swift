@@ -14,8 +14,8 @@ import Synchronization
 /// One inbox is shared by every member of a room: it counts their transfers and the disk space
 /// promised to them against `Limits` (docs/PROTOCOL.md, "Files: bounds" in README.md).
 ///
-/// Content it stored is not stored twice: an offer of a file it already holds, unchanged, is
-/// answered with that file's name (`existing(digest:size:)`).
+/// Content it stored is not stored twice for the same sender: an offer of a file it already
+/// holds from that sender, unchanged, is answered with that file's name (`existing(_:size:)`).
 ///
 /// - Important: thread-safe. The descriptors never change after `init`; the counts are behind
 ///   a `Mutex`.
@@ -67,7 +67,7 @@ public final class Inbox: Sendable {
     /// For each stored base name, the variant number to try first next time (`store`).
     private let nextVariant = Mutex<[String: Int]>([:])
     /// Files stored by this process, by content, to answer an offer of the same content with
-    /// the file already there (`existing(digest:size:)`); at most `storedFilesRemembered`.
+    /// the file already there (`existing(_:size:)`); at most `storedFilesRemembered`.
     let stored = Mutex(StoredFiles())
 
     /// Opens the inbox, creating it (mode 0755) and its `.partial` directory (mode 0700) when

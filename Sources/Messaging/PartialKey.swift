@@ -1,5 +1,9 @@
 /// Names one sender's partial data for one file in `.partial`: the file's SHA-256, its size,
-/// and a tag derived from the sender's address, as `<sha256 hex>-<size>-<tag>`.
+/// and a tag derived from the sender's address, as `<sha256 hex>-<size>-<tag>`; for a file
+/// relayed by a server, `<sha256 hex>-<size>-<member tag>-<tag>`, where the tag is derived
+/// from the server's address and its tag for the sender's host, and the member tag from the
+/// sender's room name. Eviction counts files per last tag: per sender (per host, for relayed
+/// files, whatever names it takes).
 ///
 /// What this protects: a member cannot truncate another's partial data (a different size is a
 /// different file), and cannot learn how much of a file someone else has sent by offering its
@@ -17,12 +21,17 @@ public struct PartialKey: Hashable, Sendable {
     /// - Parameters:
     ///   - digest: the offered SHA-256 (32 bytes from the wire).
     ///   - size: the offered size.
-    ///   - sender: the sender's address without its port (so a reconnect resumes).
+    ///   - sender: the sender's address without its port (so a reconnect resumes); for a
+    ///     relayed file, the server's address with its tag for the sender's host.
+    ///   - member: for a relayed file, the sender's room name.
     ///   - host: the sender's host for per-host limits (the sender's address unless given).
-    public init(digest: [UInt8], size: UInt64, sender: String, host: String? = nil) {
+    public init(digest: [UInt8], size: UInt64, sender: String, member: String? = nil, host: String? = nil) {
         self.host = host ?? sender
-        let tag = SHA256()
-        tag.update(Array(sender.utf8))
-        name = hexString(digest) + "-" + String(size) + "-" + hexString(Array(tag.finish().prefix(8)))
+        func tag(_ text: String) -> String {
+            let hash = SHA256()
+            hash.update(Array(text.utf8))
+            return hexString(Array(hash.finish().prefix(8)))
+        }
+        name = hexString(digest) + "-" + String(size) + "-" + (member.map { tag($0) + "-" } ?? "") + tag(sender)
     }
 }

@@ -74,8 +74,6 @@ public final class PeerLink: @unchecked Sendable {
         case disk
         /// The frames already received wait for their turn.
         case turn
-        /// Relayed file data waits for the recipient's outbox to drain (`FileRelay`).
-        case relay
     }
     /// Frames left in the decoder when a hold stopped handling them; handled on release.
     private var framesWaiting = false
@@ -86,7 +84,7 @@ public final class PeerLink: @unchecked Sendable {
     public enum DrainWaiter: Hashable, Sendable {
         /// A file this side sends (`FileTransfers`).
         case files
-        /// Relayed data held back for this peer (`FileRelay`).
+        /// Relayed data waits for room in this peer's outbox (`FileRelay`).
         case relay
     }
     private var goodbyeReason: String?
@@ -228,7 +226,7 @@ public final class PeerLink: @unchecked Sendable {
         var handled = 0
         var bytes = 0
         while !connection.isClosed && violation == nil { // after finish() we no longer send, but still receive
-            // A hold other than the turn (the disk, a relay's recipient) stops handling at
+            // A hold other than the turn (the disk) stops handling at
             // once: the frames stay in the decoder, so what the hold bounds stays bounded.
             guard readingHeld.allSatisfy({ $0 == .turn }) else {
                 framesWaiting = true
@@ -275,7 +273,7 @@ public final class PeerLink: @unchecked Sendable {
         timer = scheduler.schedule(at: liveness.nextDeadline, leeway: timerLeeway) { [self] in
             // the link lives while its timer does; ended() cancels it
             timer = nil
-            // While we hold reading (for the disk, or a relay's recipient), the peer's silence
+            // While we hold reading for the disk, the peer's silence
             // is ours: it counts as heard from.
             if readingHeld.contains(where: { $0 != .turn }) { liveness.heard(at: scheduler.now) }
             switch liveness.tick(at: scheduler.now) {

@@ -148,7 +148,8 @@ public final class RoomClient: @unchecked Sendable {
     /// The server's HELLO on this connection was seen (a second one is ignored).
     private var serverHelloSeen = false
     private let serverErrors: LimitedReports
-    private let fileRefusals: LimitedReports
+    /// Reports of files offered to us, which a peer can repeat at will (`isOffered`).
+    private let offeredFiles: LimitedReports
     private let session = UInt64.random(in: 1...UInt64.max)
     private var serverAcknowledges = false
     /// The server's name and whether it relays files between members (its HELLO).
@@ -206,7 +207,9 @@ public final class RoomClient: @unchecked Sendable {
         self.onEvent = onEvent
         // A server can send ERRORs and file offers by the thousand: 20 lines in 10 s each.
         serverErrors = LimitedReports(scheduler: scheduler) { onEvent(.suppressed(count: $0, what: "ERROR frames from the server")) }
-        fileRefusals = LimitedReports(scheduler: scheduler) { onEvent(.suppressed(count: $0, what: "refused or failed files from the server")) }
+        offeredFiles = LimitedReports(scheduler: scheduler) {
+            onEvent(.suppressed(count: $0, what: "reports of files offered to us (receiving, failed, or stored already)"))
+        }
         window = FlowWindow(limit: options.maximumBytesInFlight)
         backoff = ExponentialBackoff(initial: options.backoffInitial, maximum: options.backoffMaximum)
         var attempts = 1
@@ -361,11 +364,23 @@ public final class RoomClient: @unchecked Sendable {
         self.link = link
         serverHelloSeen = false
         files = FileTransfers(link: link, inbox: options.inbox, disk: fileWork, hashing: fileWork) { [self] event in
-            guard case .receiveFailed = event else { return onEvent(.file(event)) }
-            if fileRefusals.admit() { onEvent(.file(event)) }
+            if Self.isOffered(event), !offeredFiles.admit() { return }
+            onEvent(.file(event))
         }
         link.start(onMessage: { [self] message in received(message) }, onEnd: { [self] reason in ended(link, reason) })
         link.send(.hello(.init(name: options.name)))
+    }
+
+    /// Whether a file event is one a peer can make us print at will, by offering files (and
+    /// cancelling them, or offering what we have): limited like other repeatable reports.
+    /// Relayed events count as what they wrap.
+    static func isOffered(_ event: FileTransfers.Event) -> Bool {
+        switch event {
+        case .relayed(_, let inner): isOffered(inner)
+        case .receiving, .receiveFailed: true
+        case .stored(let file): file.bytesTransferred == 0
+        case .sending, .progress: false
+        }
     }
 
     private func received(_ message: Message) {
@@ -416,7 +431,7 @@ public final class RoomClient: @unchecked Sendable {
                 if serverErrors.admit() { onEvent(.serverError("\(ProtocolError.Code(rawValue: code)?.name ?? "error \(code)"): \(text)")) }
             }
         case .goodbye, .ping, .pong, .who, .session, .fileOffer, .fileAccept, .fileChunk, .fileEnd, .fileResult,
-             .fileOfferTo, .fileOfferFrom, .fileCancel: break
+             .fileOfferTo, .fileOfferFrom, .fileCancel, .fileCredit: break
         }
     }
 

@@ -235,7 +235,10 @@ public final class RoomServer: @unchecked Sendable {
         if relay.handle(message, from: member.id) { return }
         switch message {
         case .fileOfferTo(let offer, let to) where MemberName.same(to, options.name):
-            return received(.fileOffer(offer), from: member) // to the server itself: its inbox
+            // To the server itself: its inbox (refused as a FILE_OFFER would be, or taken, with
+            // the whole file's credit given at once).
+            guard let files = member.files, !relay.isSending(offer.id, from: member.id) else { return received(.fileOffer(offer), from: member) }
+            return files.receivedOfferToThisSide(offer)
         case .fileOfferTo(let offer, _) where member.files?.incoming[offer.id] != nil:
             member.link.send(.fileResult(id: offer.id, status: .refused, message: "transfer id \(offer.id) is already in use"))
             return
@@ -244,6 +247,8 @@ public final class RoomServer: @unchecked Sendable {
                                otherTransfers: member.files?.incoming.count ?? 0)
         case .fileOfferFrom:
             return member.link.reject(ProtocolError(.fileProtocol, "FILE_OFFER_FROM comes from a server only; send FILE_OFFER_TO"))
+        case .fileCredit:
+            return member.link.reject(ProtocolError(.fileProtocol, "FILE_CREDIT comes from a server only"))
         case .fileOffer(let offer) where relay.isSending(offer.id, from: member.id):
             member.link.send(.fileResult(id: offer.id, status: .refused, message: "transfer id \(offer.id) is already in use"))
             return
@@ -290,7 +295,7 @@ public final class RoomServer: @unchecked Sendable {
         case .error(let code, let text):
             if peerErrors.admit() { onEvent(.note("\(name) reported \(ProtocolError.Code(rawValue: code)?.name ?? "error \(code)"): \(text)")) }
         case .goodbye, .welcome, .presence, .acknowledged, .history, .ping, .pong, .fileOffer, .fileAccept, .fileChunk, .fileEnd, .fileResult,
-             .fileOfferTo, .fileOfferFrom, .fileCancel: break
+             .fileOfferTo, .fileOfferFrom, .fileCancel, .fileCredit: break
         }
     }
 

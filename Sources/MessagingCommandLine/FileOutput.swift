@@ -27,8 +27,8 @@ public enum FileOutput {
                         [("from", .string(peer)), ("name", .string(name)), ("reason", .string(reason))])
         case .progress(let direction, let name, let done, let total):
             TransferProgress.shared.progressed(direction, peer: peer, name: name, done: done, total: total, output)
-        case .relayed(let from, let event):
-            print(event, peer: from, output) // passed on by the server; the member sent it
+        case .relayed(let member, let event):
+            print(event, peer: member, output) // passed on by the server; the member sent it or receives it
         }
     }
 

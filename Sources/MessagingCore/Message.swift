@@ -29,11 +29,16 @@ public enum Message: Sendable, Hashable {
     /// relays; answered like a `FILE_OFFER` (the server stands in for the receiver).
     case fileOfferTo(FileOffer, to: String)
     /// Server → client, with `.relayedFiles`: a file from the member `from`, relayed by the
-    /// server; answered like a `FILE_OFFER`.
-    case fileOfferFrom(FileOffer, from: String)
+    /// server; answered like a `FILE_OFFER`. `host` is the server's tag for the sender's host
+    /// (a keyed hash the sender cannot choose): with the server's address and `from`, what
+    /// the recipient keys the partial data by.
+    case fileOfferFrom(FileOffer, from: String, host: UInt64)
     /// Sender → receiver, with `.relayedFiles`: the transfer `id` (one the sender offered) is
     /// over without a result, for `reason`; data received so far is kept for resuming.
     case fileCancel(id: UInt32, reason: String)
+    /// Server → sender, with `.relayedFiles`: the relayed transfer `id` (one the sender
+    /// offered) may carry data up to offset `through` of the file; none goes beyond it.
+    case fileCredit(id: UInt32, through: UInt64)
 
     public struct Hello: Sendable, Hashable {
         public static let magic: [UInt8] = Array("P2PM".utf8)
@@ -58,7 +63,7 @@ public enum Message: Sendable, Hashable {
         public static let resume = Capabilities(rawValue: 4)
         /// SESSION and ACK: text survives a broken connection exactly once.
         public static let acknowledgedText = Capabilities(rawValue: 8)
-        /// FILE_OFFER_TO, FILE_OFFER_FROM and FILE_CANCEL: files between members, relayed.
+        /// FILE_OFFER_TO, FILE_OFFER_FROM, FILE_CANCEL and FILE_CREDIT: files between members, relayed.
         public static let relayedFiles = Capabilities(rawValue: 16)
         /// HISTORY: the room's last lines for a member who just joined.
         public static let history = Capabilities(rawValue: 32)
@@ -100,7 +105,7 @@ public enum Message: Sendable, Hashable {
         case hello = 0x01, welcome = 0x02, goodbye = 0x03, error = 0x04, ping = 0x05, pong = 0x06
         case text = 0x10, who = 0x11, presence = 0x12, session = 0x13, acknowledged = 0x14, history = 0x15
         case fileOffer = 0x20, fileAccept = 0x21, fileChunk = 0x22, fileEnd = 0x23, fileResult = 0x24
-        case fileOfferTo = 0x25, fileOfferFrom = 0x26, fileCancel = 0x27
+        case fileOfferTo = 0x25, fileOfferFrom = 0x26, fileCancel = 0x27, fileCredit = 0x28
     }
 
     /// Decodes a frame.
@@ -176,11 +181,15 @@ public enum Message: Sendable, Hashable {
             let size = try reader.integer(UInt64.self, "size")
             let digest = try reader.raw(32, "digest")
             let member = try reader.string(kind == .fileOfferTo ? "to" : "from", limit: Message.maximumNameBytes)
+            let host = kind == .fileOfferFrom ? try reader.integer(UInt64.self, "host") : 0
             let offer = FileOffer(id: id, size: size, digest: digest, name: try reader.string("name", limit: Message.maximumNoteBytes))
-            self = kind == .fileOfferTo ? .fileOfferTo(offer, to: member) : .fileOfferFrom(offer, from: member)
+            self = kind == .fileOfferTo ? .fileOfferTo(offer, to: member) : .fileOfferFrom(offer, from: member, host: host)
         case .fileCancel:
             let id = try reader.integer(UInt32.self, "id")
             self = .fileCancel(id: id, reason: try reader.restText("reason", limit: Message.maximumNoteBytes))
+        case .fileCredit:
+            let id = try reader.integer(UInt32.self, "id")
+            self = .fileCredit(id: id, through: try reader.integer(UInt64.self, "through"))
         }
         try reader.end()
     }
@@ -263,14 +272,16 @@ public enum Message: Sendable, Hashable {
             writer.integer(id)
             writer.integer(status.rawValue)
             writer.raw(message.utf8)
-        case .fileOfferTo(let offer, let member), .fileOfferFrom(let offer, let member):
+        case .fileOfferTo(let offer, let member), .fileOfferFrom(let offer, let member, _):
             if case .fileOfferTo = self { kind = .fileOfferTo } else { kind = .fileOfferFrom }
             writer.integer(offer.id)
             writer.integer(offer.size)
             writer.raw(offer.digest)
             writer.string(member)
+            if case .fileOfferFrom(_, _, let host) = self { writer.integer(host) }
             writer.string(offer.name)
         case .fileCancel(let id, let reason): kind = .fileCancel; writer.integer(id); writer.raw(reason.utf8)
+        case .fileCredit(let id, let through): kind = .fileCredit; writer.integer(id); writer.integer(through)
         }
         return kind
     }

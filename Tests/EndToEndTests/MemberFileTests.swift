@@ -70,6 +70,8 @@ final class MemberFileTests: XCTestCase {
         let carol = try join(name, as: "carol")
 
         alice.send("/send bob \(path)")
+        let sending = try XCTUnwrap(alice.waitForEvent(timeout: 60) { $0["event"] as? String == "file-sending" }, alice.transcript)
+        XCTAssertEqual(sending["to"] as? String, "bob", "a relayed file names the member it goes to, not the room")
         let sent = try XCTUnwrap(alice.waitForEvent(timeout: 60) { $0["event"] as? String == "file-sent" }, alice.transcript)
         XCTAssertEqual(sent["to"] as? String, "bob")
         XCTAssertEqual(sent["sha256"] as? String, digest)
@@ -115,6 +117,37 @@ final class MemberFileTests: XCTestCase {
         XCTAssertEqual(alice.waitForExit(), 74, "three files were not delivered: " + alice.transcript)
         XCTAssertEqual(bob.waitForExit(), 0, bob.transcript)
         XCTAssertEqual(carol.waitForExit(), 0, carol.transcript)
+        publisher.signal(SIGTERM)
+        XCTAssertEqual(publisher.waitForExit(), 0)
+    }
+
+    func testARecipientThatStopsReadingDoesNotMuteTheSender() throws {
+        let (path, _) = try randomFile(megabytes: 32)
+        let name = TestLAN.uniqueName("sink")
+        let publisher = try publish(name)
+        let port = try XCTUnwrap(publisher.jsonEvents.first { $0["event"] as? String == "registered" }?["port"] as? Int)
+        let sink = try TestLAN.command(on: "b", ["/usr/bin/python3", TestLAN.script("hostile-peer"), TestLAN.addresses(of: "a").ipv4, String(port),
+                                                 "relay-sink", "100"])
+        XCTAssertNotNil(publisher.waitForEvent { $0["event"] as? String == "joined" && $0["name"] as? String == "sink" }, publisher.transcript)
+        let carol = try join(name, as: "carol")
+        let alice = try join(name, as: "alice")
+        alice.send("/send sink \(path)")
+        XCTAssertNotNil(sink.waitForLine(timeout: 30) { $0.hasPrefix("{\"accepted\": ") && !$0.contains("null") }, sink.transcript)
+        // Longer than the minute after which a sender whose connection was not read dropped
+        // (heartbeat-timeout): alice talks all along, and every line arrives.
+        for index in 1...16 {
+            alice.send("line \(index)")
+            sleep(5)
+        }
+        XCTAssertNotNil(carol.waitForEvent(timeout: 20) { $0["event"] as? String == "text" && $0["text"] as? String == "line 16" }, carol.transcript)
+        let heard = carol.jsonEvents.filter { $0["event"] as? String == "text" && $0["from"] as? String == "alice" }.compactMap { $0["text"] as? String }
+        XCTAssertEqual(heard, (1...16).map { "line \($0)" })
+        XCTAssertFalse(alice.jsonEvents.contains { $0["event"] as? String == "disconnected" }, alice.transcript)
+        for member in [alice, carol] { member.closeStdin() }
+        _ = alice.waitForExit()
+        XCTAssertEqual(carol.waitForExit(), 0, carol.transcript)
+        sink.signal(SIGTERM)
+        _ = sink.waitForExit()
         publisher.signal(SIGTERM)
         XCTAssertEqual(publisher.waitForExit(), 0)
     }

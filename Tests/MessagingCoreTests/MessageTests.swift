@@ -24,8 +24,9 @@ final class MessageTests: XCTestCase {
         .fileEnd(id: 3),
         .fileResult(id: 3, status: .checksumMismatch, message: "no"),
         .fileOfferTo(.init(id: 4, size: 5, digest: Array(repeating: 1, count: 32), name: "a b.txt"), to: "Living room"),
-        .fileOfferFrom(.init(id: 1 << 31, size: 0, digest: Array(repeating: 2, count: 32), name: "c"), from: "bob"),
+        .fileOfferFrom(.init(id: 1 << 31, size: 0, digest: Array(repeating: 2, count: 32), name: "c"), from: "bob", host: 0x0123_4567_89AB_CDEF),
         .fileCancel(id: 6, reason: "bob left the room"),
+        .fileCredit(id: 7, through: 1 << 40),
     ]
 
     func testEveryMessageRoundTrips() throws {

@@ -201,6 +201,22 @@ final class InboxTests: XCTestCase {
                        "a sender that floods .partial pushes out its own files, not the victim's")
     }
 
+    func testRelayedFilesCountPerServerAndSendersHostHoweverManyNamesItTakes() throws {
+        var limits = Inbox.Limits()
+        limits.partialMaximumCount = 4
+        _ = try Inbox(directory: inboxPath, limits: limits)
+        func relayed(_ byte: UInt8, host: String, member: String) -> String {
+            PartialKey(digest: [UInt8](repeating: byte, count: 32), size: 10, sender: "10.0.0.1 relayed from host " + host, member: member).name
+        }
+        let victim = relayed(1, host: "a1", member: "alice")
+        try plantPartial(victim, age: 600)
+        let flood = (0..<6).map { relayed(UInt8(2 + $0), host: "b2", member: "name\($0)") }
+        for (index, name) in flood.enumerated() { try plantPartial(name, age: 100 - index) }
+        XCTAssertEqual(Set(flood.map { $0.split(separator: "-").last }).count, 1, "one sender, whatever its names")
+        _ = try Inbox(directory: inboxPath, limits: limits)
+        XCTAssertEqual(partialNames(), ([victim] + flood.suffix(3)).sorted(), "a host flooding under many names pushes out its own files")
+    }
+
     func testPartialDataExpiresByAge() throws {
         var limits = Inbox.Limits()
         limits.partialMaximumAge = .seconds(60)

@@ -67,12 +67,12 @@ final class PeerLinkTests: XCTestCase {
         for _ in 0..<10 { Message.who.encode(into: &burst) }
         var held = false
         fixture.whenReceived = { [unowned fixture] _ in
-            if !held { held = true; fixture.link.holdReading(.relay) } // after the first frame
+            if !held { held = true; fixture.link.holdReading(.disk) } // after the first frame
         }
         _ = fixture.peer.send(raw: burst)
         fixture.scheduler.run()
         XCTAssertEqual(fixture.received.count, 1, "the frames behind the hold wait, though they arrived in the same read")
-        fixture.link.releaseReading(.relay)
+        fixture.link.releaseReading(.disk)
         fixture.scheduler.run()
         XCTAssertEqual(fixture.received.count, 10)
     }
