@@ -3,41 +3,8 @@ import XCTest
 
 /// Files from one member to another through the room, and names with spaces in typed
 /// commands, with the real tools on the virtual LAN.
-final class MemberFileTests: XCTestCase {
-    var directory = ""
-
-    override func setUpWithError() throws {
-        try TestLAN.require()
-        directory = NSTemporaryDirectory() + "svc-members-\(UUID().uuidString)"
-        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
-    }
-
-    override func tearDown() {
-        try? FileManager.default.removeItem(atPath: directory)
-    }
-
-    func randomFile(megabytes: Int) throws -> (path: String, sha256: String) {
-        let path = directory + "/payload.bin"
-        let dd = try ToolProcess("/bin/dd", ["if=/dev/urandom", "of=\(path)", "bs=1M", "count=\(megabytes)", "status=none"])
-        XCTAssertEqual(dd.waitForExit(timeout: 60), 0, dd.transcript)
-        return (path, try sha256(of: path))
-    }
-
-    func sha256(of path: String) throws -> String {
-        let sum = try ToolProcess("/usr/bin/sha256sum", [path])
-        XCTAssertEqual(sum.waitForExit(timeout: 60), 0)
-        return String(try XCTUnwrap(sum.stdout.first?.split(separator: " ").first))
-    }
-
-    func inboxFiles(_ inbox: String) -> [String] {
-        ((try? FileManager.default.contentsOfDirectory(atPath: inbox)) ?? []).filter { !$0.hasPrefix(".") }.sorted()
-    }
-
-    func partialSize(_ inbox: String, sha256: String) -> Int {
-        let names = (try? FileManager.default.contentsOfDirectory(atPath: inbox + "/.partial")) ?? []
-        guard let name = names.first(where: { $0.hasPrefix(sha256 + "-") }) else { return 0 }
-        return (try? FileManager.default.attributesOfItem(atPath: inbox + "/.partial/" + name))?[.size] as? Int ?? 0
-    }
+final class MemberFileTests: FileTestCase {
+    override var directoryPrefix: String { "svc-members" }
 
     func publish(_ name: String) throws -> ToolProcess {
         let publisher = try TestLAN.run("svc-publish", on: "a", ["--name", name, "--json"])
@@ -51,14 +18,6 @@ final class MemberFileTests: XCTestCase {
         return client
     }
 
-    func waitForStderr(_ process: ToolProcess, timeout: TimeInterval = 10, _ predicate: (String) -> Bool) -> String? {
-        let deadline = Date().addingTimeInterval(timeout)
-        while Date() < deadline {
-            if let line = process.stderr.first(where: predicate) { return line }
-            usleep(20_000)
-        }
-        return nil
-    }
 
     func testMembersSendEachOtherFilesAndAddressTheRoomByItsQuotedName() throws {
         let (path, digest) = try randomFile(megabytes: 3)

@@ -13,15 +13,6 @@ final class OutputTests: XCTestCase {
         return client
     }
 
-    func waitForStderr(_ process: ToolProcess, timeout: TimeInterval = 10, _ predicate: (String) -> Bool) -> String? {
-        let deadline = Date().addingTimeInterval(timeout)
-        while Date() < deadline {
-            if let line = process.stderr.first(where: predicate) { return line }
-            usleep(20_000)
-        }
-        return process.stderr.first(where: predicate)
-    }
-
     /// Reads a FIFO until its last writer is gone, on a thread of its own.
     final class FIFOReader: @unchecked Sendable {
         private let lock = NSLock()

@@ -15,14 +15,6 @@ final class RoomRestartTests: XCTestCase {
         member.jsonEvents.filter { $0["event"] as? String == "joined" }.count
     }
 
-    func waitForStderr(_ process: ToolProcess, timeout: TimeInterval = 10, _ predicate: (String) -> Bool) -> String? {
-        let deadline = Date().addingTimeInterval(timeout)
-        while Date() < deadline {
-            if let line = process.stderr.first(where: predicate) { return line }
-            usleep(20_000)
-        }
-        return nil
-    }
 
     func testAMemberIsBackByItselfWhenThePublisherRestartsWithTheSameName() throws {
         let name = TestLAN.uniqueName("restarted")

@@ -299,12 +299,4 @@ final class RoomTests: XCTestCase {
         XCTAssertEqual(publisher.waitForExit(), 0)
     }
 
-    func waitForStderr(_ process: ToolProcess, timeout: TimeInterval = 10, _ predicate: (String) -> Bool) -> String? {
-        let deadline = Date().addingTimeInterval(timeout)
-        while Date() < deadline {
-            if let line = process.stderr.first(where: predicate) { return line }
-            usleep(20_000)
-        }
-        return nil
-    }
 }
