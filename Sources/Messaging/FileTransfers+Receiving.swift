@@ -58,7 +58,15 @@ extension FileTransfers {
     /// Tells the sender `reason`, and the inbox's owner `detail` (or the same reason).
     func refuse(_ id: UInt32, _ status: Message.FileStatus, _ reason: String, detail: String? = nil, name: String, from: String? = nil) {
         link.send(.fileResult(id: id, status: status, message: reason))
+        if from != nil { rememberEndedRelayed(id) }
         emit(.receiveFailed(name: name, reason: detail ?? reason), member: from)
+    }
+
+    /// Notes a relayed file that ended here (see `recentlyEndedRelayed`).
+    func rememberEndedRelayed(_ id: UInt32) {
+        recentlyEndedRelayed.removeAll { $0 == id }
+        recentlyEndedRelayed.append(id)
+        if recentlyEndedRelayed.count > 16 { recentlyEndedRelayed.removeFirst() }
     }
 
     /// An offer sent with `FILE_OFFER_TO` naming this side (a server's own name): answered
@@ -278,6 +286,7 @@ extension FileTransfers {
     /// inbox stop counting it, so no new transfer opens the same file meanwhile.
     func dropIncoming(_ id: UInt32, deletingData: Bool) {
         guard let transfer = incoming.removeValue(forKey: id) else { return }
+        if transfer.from != nil { rememberEndedRelayed(id) }
         transfer.cancelled.store(true, ordering: .relaxed)
         let inbox = inbox
         disk.execute {

@@ -67,6 +67,10 @@ public final class FileTransfers: @unchecked Sendable {
     let onEvent: (Event) -> Void
     private var outgoing: [Outgoing] = []
     var incoming: [UInt32: Incoming] = [:]
+    /// The last 16 relayed files this side refused or ended: the sender's `FILE_CANCEL` may
+    /// cross our answer on the way, and is then dropped rather than answered as an error
+    /// (which the server would print under our name).
+    var recentlyEndedRelayed: [UInt32] = []
     private var nextID: UInt32
     /// The ids this side gives its offers (a server keeps the upper half for relayed files).
     private let ids: ClosedRange<UInt32>
@@ -223,7 +227,9 @@ public final class FileTransfers: @unchecked Sendable {
         case .fileOfferFrom(let offer, let from, let host): received(offer, from: from, host: host)
         case .fileCancel(let id, let reason):
             guard let transfer = incoming[id] else {
-                link.reject(ProtocolError(.fileProtocol, "FILE_CANCEL for id \(id), which is not a transfer still open"))
+                if !recentlyEndedRelayed.contains(id) {
+                    link.reject(ProtocolError(.fileProtocol, "FILE_CANCEL for id \(id), which is not a transfer still open"))
+                }
                 return true
             }
             dropIncoming(id, deletingData: false)

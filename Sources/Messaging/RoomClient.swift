@@ -208,7 +208,7 @@ public final class RoomClient: @unchecked Sendable {
         // A server can send ERRORs and file offers by the thousand: 20 lines in 10 s each.
         serverErrors = LimitedReports(scheduler: scheduler) { onEvent(.suppressed(count: $0, what: "ERROR frames from the server")) }
         offeredFiles = LimitedReports(scheduler: scheduler) {
-            onEvent(.suppressed(count: $0, what: "reports of files offered to us (receiving, failed, or stored already)"))
+            onEvent(.suppressed(count: $0, what: "reports of files offered to us: receiving, failed or stored"))
         }
         window = FlowWindow(limit: options.maximumBytesInFlight)
         backoff = ExponentialBackoff(initial: options.backoffInitial, maximum: options.backoffMaximum)
@@ -377,8 +377,7 @@ public final class RoomClient: @unchecked Sendable {
     static func isOffered(_ event: FileTransfers.Event) -> Bool {
         switch event {
         case .relayed(_, let inner): isOffered(inner)
-        case .receiving, .receiveFailed: true
-        case .stored(let file): file.bytesTransferred == 0
+        case .receiving, .receiveFailed, .stored: true
         case .sending, .progress: false
         }
     }

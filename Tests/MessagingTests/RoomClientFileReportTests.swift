@@ -14,12 +14,15 @@ final class RoomClientFileReportTests: XCTestCase {
     let scheduler = ManualScheduler()
     let opened = Locked<[InMemoryStream]>([])
     let events = Locked<[RoomClient.Event]>([])
+    var directory: TemporaryDirectory?
 
-    func testAnOfferAndCancelLoopThroughTheRoomPrintsAtMostTheBurstThenASummary() async throws {
+    /// A client joined as bob to an in-memory room, and the room's side of the connection.
+    func joinedClient(inbox: Bool) async throws -> (RoomClient, RawPeer) {
         let directory = try TemporaryDirectory()
+        self.directory = directory
         var options = RoomClient.Options(instance: ServiceInstance(name: "room", type: .p2pipp, domain: .local), name: "bob")
         options.reconnect = false
-        options.inbox = try Inbox(directory: directory.path + "/inbox")
+        if inbox { options.inbox = try Inbox(directory: directory.path + "/inbox") }
         let endpoint = SocketEndpoint(address: IPAddress(bytes: [10, 0, 0, 1])!, port: 4242)
         let client = RoomClient(options: options, queue: queue, scheduler: scheduler, connector: { [scheduler, opened] _, _, _ in
             let (client, server) = InMemoryStream.pair(scheduler: scheduler, peers: (endpoint, nil))
@@ -42,6 +45,27 @@ final class RoomClientFileReportTests: XCTestCase {
             scheduler.run()
         }
         try await joining.value
+        return (client, room)
+    }
+
+    /// File events that print a line. (Progress draws no line of its own: it only moves the bar
+    /// of a transfer whose `receiving` line was printed, so a suppressed one shows nothing.)
+    var fileLinesPrinted: Int {
+        events.withLock {
+            $0.count {
+                guard case .file(let event) = $0 else { return false }
+                if case .relayed(_, .progress) = event { return false }
+                return true
+            }
+        }
+    }
+
+    func summaries() -> [String] {
+        events.withLock { $0.compactMap { if case .suppressed(let count, let what) = $0 { "\(count) \(what)" } else { nil } } }
+    }
+
+    func testAnOfferAndCancelLoopThroughTheRoomPrintsAtMostTheBurstThenASummary() async throws {
+        let (client, room) = try await joinedClient(inbox: true)
         // Mallory offers and cancels 200 files through the room within a second.
         queue.sync {
             for index in 0..<200 as Range<UInt32> {
@@ -52,11 +76,50 @@ final class RoomClientFileReportTests: XCTestCase {
                 scheduler.run()
             }
         }
-        let printed = events.withLock { $0.count { if case .file = $0 { true } else { false } } }
-        XCTAssertEqual(printed, 20, "the burst, receiving and failed lines together")
+        XCTAssertEqual(fileLinesPrinted, 20, "the burst, receiving and failed lines together")
         queue.sync { scheduler.advance(by: .seconds(11)) }
-        let summaries = events.withLock { $0.compactMap { if case .suppressed(let count, let what) = $0 { "\(count) \(what)" } else { nil } } }
-        XCTAssertEqual(summaries, ["380 reports of files offered to us (receiving, failed, or stored already)"])
+        XCTAssertEqual(summaries(), ["380 reports of files offered to us: receiving, failed or stored"])
+        client.stop()
+    }
+
+    func testAFloodOfTinyFilesThatAreStoredPrintsAtMostTheBurstThenASummary() async throws {
+        let (client, room) = try await joinedClient(inbox: true)
+        // Mallory sends 100 one-byte files through the room, each stored.
+        queue.sync {
+            for index in 0..<100 as Range<UInt32> {
+                let id = (1 << 31) + index
+                let content = [UInt8(index)]
+                let digest = SHA256()
+                digest.update(content)
+                room.send(.fileOfferFrom(.init(id: id, size: 1, digest: digest.finish(), name: "tiny\(index)"), from: "mallory", host: 7))
+                room.send(.fileChunk(id: id, data: content))
+                room.send(.fileEnd(id: id))
+                scheduler.run()
+            }
+        }
+        let stored = room.messages.count { if case .fileResult(_, .stored, _) = $0 { true } else { false } }
+        XCTAssertEqual(stored, 100, "every file was stored")
+        XCTAssertEqual(fileLinesPrinted, 20, "the burst, receiving and stored lines together")
+        queue.sync { scheduler.advance(by: .seconds(11)) }
+        XCTAssertEqual(summaries(), ["180 reports of files offered to us: receiving, failed or stored"])
+        client.stop()
+    }
+
+    func testACancelThatCrossesOurRefusalIsDroppedNotAnsweredAsAnError() async throws {
+        let (client, room) = try await joinedClient(inbox: false)
+        queue.sync {
+            let id: UInt32 = 1 << 31
+            room.send(.fileOfferFrom(.init(id: id, size: 10, digest: [UInt8](repeating: 1, count: 32), name: "x"), from: "mallory", host: 7))
+            room.send(.fileCancel(id: id, reason: "gone"))
+            scheduler.run()
+            // An id this side never saw is still the sender's mistake.
+            room.send(.fileCancel(id: id + 1, reason: "never offered"))
+            scheduler.run()
+        }
+        let errors = room.messages.compactMap { if case .error(_, let text) = $0 { text } else { nil } }
+        XCTAssertEqual(errors.count, 1, "\(errors)")
+        XCTAssertTrue(errors.first?.contains("id \(UInt32(1 << 31) + 1)") == true, "\(errors)")
+        XCTAssertTrue(room.messages.contains { if case .fileResult(_, .refused, _) = $0 { true } else { false } }, "refused: no inbox")
         client.stop()
     }
 }
