@@ -12,7 +12,11 @@ import TransportCore
 /// only as far as the server granted it (`FILE_CREDIT`), and the server grants more only
 /// while the recipient's outbox, with the data granted but not yet come, stays under its mark
 /// (back-pressure without ever holding the sender's connection: its text and pings are read
-/// all along); a transfer that makes no progress within `idleTimeout` is ended on both sides.
+/// all along); a transfer that passes on too little data within `idleTimeout` is ended on both
+/// sides (only data counts: an answer or an end does not), and so is one whose sender ends it
+/// before all of its data. When the room or a recipient is full, an offer from a host holding
+/// fewer places takes the place of the transfer with the least progress from the host holding
+/// the most, so that no host keeps the others out by holding places without sending.
 ///
 /// - Important: every method runs on the room's queue (the members' links' scheduler).
 final class FileRelay {
@@ -23,15 +27,18 @@ final class FileRelay {
         var fromMember = 4
         /// Relayed files one member may be receiving at once.
         var toMember = 4
-        /// Relayed files one member may be sending to one other member at once (so that one
-        /// sender cannot take all of a recipient's places).
+        /// Relayed files the members of one host may be sending to one other member at once
+        /// (so that one host, however many members it has, cannot take all of a recipient's
+        /// places).
         var perPair = 2
         /// Relayed files the members of one host may be sending at once.
         var fromHost = 16
         /// Relayed files in the whole room at once.
         var transfers = 32
-        /// A relayed file that brings less than `minimumProgress` bytes (or what it still
-        /// needs) within this time, or gets no answer to its offer or to its end, is ended.
+        /// A relayed file that passes on less than `minimumProgress` bytes of data (or what
+        /// it still needs) within this time, counted from the offer and then from each check
+        /// that saw enough, or gets no result after its end, is ended. Only data restarts the
+        /// count: an answer to the offer or an end does not.
         var idleTimeout: Duration = .seconds(60)
         var minimumProgress: UInt64 = 1 << 20
         /// More data is granted (`FILE_CREDIT`) only while less than this waits in the
@@ -83,13 +90,19 @@ final class FileRelay {
         var position: UInt64 = 0
         /// How far the sender may send (the last `FILE_CREDIT`); from `position` on at first.
         var credit: UInt64 = 0
-        /// Bumped on every change of state; the watchdog compares it with what it saw.
-        var step = 0
+        /// Bytes of data passed on (not the accepted offset): the transfer's progress.
+        var passed: UInt64 = 0
+        /// The sender's host (its key in `hostCount`), kept should the sender leave first.
+        let senderHost: String
+        /// The order of offers: of transfers with equal progress, the newest gives way.
+        let serial: UInt64
         /// The watchdog's next check, cancelled when the transfer ends (so that a flood of
         /// offers ended at once leaves no timers behind).
         var watchdog: (any ScheduledWork)?
-        init(sender: Int, senderID: UInt32, recipient: Int, recipientID: UInt32, size: UInt64, name: String) {
+        init(sender: Int, senderID: UInt32, senderHost: String, recipient: Int, recipientID: UInt32, size: UInt64, name: String, serial: UInt64) {
             self.sender = sender
+            self.senderHost = senderHost
+            self.serial = serial
             self.senderID = senderID
             self.recipient = recipient
             self.recipientID = recipientID
@@ -111,6 +124,7 @@ final class FileRelay {
     private var sendingCount: [Int: Int] = [:]
     private var receivingCount: [Int: Int] = [:]
     private var hostCount: [String: Int] = [:]
+    private var offers: UInt64 = 0
 
     /// The key of the host tags: random, for this server's life.
     private let secret: [UInt8]
@@ -173,9 +187,8 @@ final class FileRelay {
         func refuse(_ reason: String) {
             sender.link.send(.fileResult(id: offer.id, status: .refused, message: reason))
         }
-        guard offer.id != 0, !isSending(offer.id, from: member) else {
-            return refuse("transfer id \(offer.id) is already in use")
-        }
+        guard offer.id != 0 else { return refuse("transfer id 0 is not valid: a sender numbers its transfers from 1") }
+        guard !isSending(offer.id, from: member) else { return refuse("transfer id \(offer.id) is already in use") }
         guard let recipient, let target = endpoints[recipient] else {
             return refuse("nobody called '\(name)' is in the room; /who lists the members")
         }
@@ -186,22 +199,30 @@ final class FileRelay {
         guard sending(from: member) + otherTransfers < limits.fromMember else {
             return refuse("you are sending \(limits.fromMember) files at once already; wait for one to finish")
         }
-        guard byRecipient.values.count(where: { $0.sender == member && $0.recipient == recipient }) < limits.perPair else {
-            return refuse("you are sending \(limits.perPair) files to \(target.name) at once already; wait for one to finish")
-        }
-        guard receivingCount[recipient, default: 0] < limits.toMember else {
-            return refuse("\(target.name) is receiving \(limits.toMember) files from members already; try again later")
+        let toTarget = byRecipient.values.filter { $0.recipient == recipient }
+        guard toTarget.count(where: { $0.senderHost == sender.host }) < limits.perPair else {
+            return refuse("members on your host are sending \(limits.perPair) files to \(target.name) at once already; wait for one to finish")
         }
         guard hostCount[sender.host, default: 0] < limits.fromHost else {
             return refuse("members on your host are sending \(limits.fromHost) files at once already; try again later")
         }
-        guard bySender.count < limits.transfers else {
-            return refuse("the room is relaying \(limits.transfers) files already; try again later")
+        if toTarget.count >= limits.toMember {
+            guard let place = placeToTake(among: toTarget, for: sender.host) else {
+                return refuse("\(target.name) is receiving \(limits.toMember) files from members already; try again later")
+            }
+            give(place, reason: "\(target.name) is receiving \(limits.toMember) files from members, most of them from your host")
+        } else if bySender.count >= limits.transfers {
+            guard let place = placeToTake(among: Array(bySender.values), for: sender.host) else {
+                return refuse("the room is relaying \(limits.transfers) files already; try again later")
+            }
+            give(place, reason: "the room is relaying \(limits.transfers) files, most of them from your host")
         }
         var id = target.nextID
         while byRecipient[Slot(member: recipient, id: id)] != nil { id = id == .max ? Endpoint.firstID : id + 1 }
         target.nextID = id == .max ? Endpoint.firstID : id + 1
-        let transfer = Transfer(sender: member, senderID: offer.id, recipient: recipient, recipientID: id, size: offer.size, name: offer.name)
+        offers += 1
+        let transfer = Transfer(sender: member, senderID: offer.id, senderHost: sender.host, recipient: recipient, recipientID: id,
+                                size: offer.size, name: offer.name, serial: offers)
         var relayed = offer
         relayed.id = id
         guard target.link.send(.fileOfferFrom(relayed, from: sender.name, host: sender.hostTag)) else {
@@ -212,7 +233,25 @@ final class FileRelay {
         sendingCount[member, default: 0] += 1
         receivingCount[recipient, default: 0] += 1
         hostCount[sender.host, default: 0] += 1
-        watch(transfer, step: transfer.step, position: transfer.position)
+        watch(transfer, passed: 0)
+    }
+
+    /// The transfer among `transfers` whose place an offer from `host` takes: the one with
+    /// the least progress (the newest of equals) from the host holding the most of them, if
+    /// that host holds more than one more than `host` (so that places even out and are not
+    /// taken back and forth); nil when none may be taken.
+    private func placeToTake(among transfers: [Transfer], for host: String) -> Transfer? {
+        var held: [String: Int] = [:]
+        for transfer in transfers { held[transfer.senderHost, default: 0] += 1 }
+        guard let most = held.values.max(), most > held[host, default: 0] + 1 else { return nil }
+        return transfers.filter { held[$0.senderHost] == most }.min { ($0.passed, UInt64.max - $0.serial) < ($1.passed, UInt64.max - $1.serial) }
+    }
+
+    /// Ends `transfer` to make room for an offer from another host, telling both sides why.
+    private func give(_ transfer: Transfer, reason: String) {
+        end(transfer, toSender: reason + "; its place went to a file from another host; send it again to resume",
+            toRecipient: "its place went to a file from another host")
+        grant(to: transfer.recipient)
     }
 
     /// Handles a file frame from `member` that belongs to a relayed transfer; returns false
@@ -228,11 +267,8 @@ final class FileRelay {
             transfer.state = .accepted
             transfer.position = offset
             transfer.credit = offset
-            transfer.step += 1
             endpoints[transfer.sender]?.link.send(.fileAccept(id: transfer.senderID, offset: offset))
-            // The watchdog counts from the answer: the first window's data counts as progress.
-            transfer.watchdog?.cancel()
-            watch(transfer, step: transfer.step, position: offset)
+            // The watchdog goes on counting from the offer: an answer is no progress.
             grant(to: member)
         case .fileResult(let id, let status, let text):
             guard let transfer = byRecipient[Slot(member: member, id: id)] else { return wasRelayed(id, sending: false, by: member) }
@@ -258,6 +294,7 @@ final class FileRelay {
                 return true
             }
             transfer.position += UInt64(data.count)
+            transfer.passed += UInt64(data.count)
             endpoints[transfer.recipient]?.link.send(.fileChunk(id: transfer.recipientID, data: data))
             grant(to: transfer.recipient)
         case .fileEnd(let id):
@@ -266,8 +303,14 @@ final class FileRelay {
                 endpoints[member]?.link.reject(ProtocolError(.fileProtocol, "FILE_END for id \(id), which is not an accepted transfer still open"))
                 return true
             }
+            guard transfer.position == transfer.size else {
+                // Ended at once on both sides: a short file gets no time of its own.
+                let short = "the sender ended the file after \(transfer.position) of its \(transfer.size) bytes"
+                end(transfer, toSender: "FILE_END after \(transfer.position) of the \(transfer.size) bytes offered; send all of the file", toRecipient: short)
+                grant(to: transfer.recipient)
+                return true
+            }
             transfer.state = .ending
-            transfer.step += 1
             endpoints[transfer.recipient]?.link.send(.fileEnd(id: transfer.recipientID))
         case .fileCancel(let id, let reason):
             guard let transfer = bySender[Slot(member: member, id: id)] else { return wasRelayed(id, sending: true, by: member) }
@@ -309,14 +352,16 @@ final class FileRelay {
         recipient.link.whenDrained(.relay, waiting ? { [weak self] in self?.grant(to: member) } : nil)
     }
 
-    /// Ends a transfer within `idleTimeout` unless it moves on (a new state, or enough data).
-    private func watch(_ transfer: Transfer, step: Int, position: UInt64) {
+    /// Ends a transfer within `idleTimeout` unless it passes on enough data (`minimumProgress`,
+    /// or all it still needed) beyond `passed`, what it had passed on when the count began.
+    private func watch(_ transfer: Transfer, passed: UInt64) {
         transfer.watchdog = scheduler.schedule(after: limits.idleTimeout) { [weak self, weak transfer] in
             guard let self, let transfer, bySender[Slot(member: transfer.sender, id: transfer.senderID)] === transfer else { return }
-            let wanted = max(1, min(limits.minimumProgress, transfer.size - min(position, transfer.size)))
-            if transfer.step != step || transfer.position - min(position, transfer.position) >= wanted {
-                return watch(transfer, step: transfer.step, position: transfer.position)
-            }
+            let progress = transfer.passed - min(passed, transfer.passed)
+            // What it still needed when the count began: the rest now, plus what came since.
+            let needed = (transfer.size - min(transfer.position, transfer.size)).addingReportingOverflow(progress)
+            let wanted = max(1, min(limits.minimumProgress, needed.overflow ? .max : needed.partialValue))
+            if progress >= wanted { return watch(transfer, passed: transfer.passed) }
             let recipient = endpoints[transfer.recipient]?.name ?? "the recipient"
             let sender = endpoints[transfer.sender]?.name ?? "the sender"
             let time = limits.idleTimeout.secondsText
@@ -349,10 +394,8 @@ final class FileRelay {
         }
         decrement(&sendingCount, transfer.sender)
         decrement(&receivingCount, transfer.recipient)
-        if let sender = endpoints[transfer.sender] {
-            decrement(&hostCount, sender.host)
-            remember(&sender.recentlyEnded, (true, transfer.senderID))
-        }
+        decrement(&hostCount, transfer.senderHost)
+        if let sender = endpoints[transfer.sender] { remember(&sender.recentlyEnded, (true, transfer.senderID)) }
         transfer.watchdog?.cancel()
         transfer.watchdog = nil
         if let recipient = endpoints[transfer.recipient] { remember(&recipient.recentlyEnded, (false, transfer.recipientID)) }

@@ -22,8 +22,10 @@ final class FileRelayTests: XCTestCase {
         var texts: [String] = []
         var ended = false
 
-        init(_ name: String, server: RoomServer, scheduler: ManualScheduler, inbox: Inbox?, capabilities: Message.Capabilities = .all) {
-            (stream, serverEnd) = InMemoryStream.pair(scheduler: scheduler)
+        /// `host`: the last byte of its IPv4 address, 10.0.0.x (none: the host "unknown").
+        init(_ name: String, server: RoomServer, scheduler: ManualScheduler, inbox: Inbox?, capabilities: Message.Capabilities = .all, host: UInt8? = nil) {
+            let endpoint = host.map { SocketEndpoint(address: IPAddress(bytes: [10, 0, 0, $0])!, port: 50000) }
+            (stream, serverEnd) = InMemoryStream.pair(scheduler: scheduler, peers: (nil, endpoint))
             link = PeerLink(stream, scheduler: scheduler, handshakeTimeout: nil, heartbeatInterval: .seconds(15))
             var record: (FileTransfers.Event) -> Void = { _ in }
             files = FileTransfers(link: link, inbox: inbox, disk: scheduler, hashing: scheduler) { record($0) }
@@ -82,6 +84,23 @@ final class FileRelayTests: XCTestCase {
     }
 
     func inbox(_ name: String) throws -> Inbox { try Inbox(directory: directory.path + "/" + name) }
+
+    /// A member speaking raw frames from the host 10.0.0.`host`.
+    func rawMember(_ name: String, host: UInt8) -> RawPeer {
+        let endpoint = SocketEndpoint(address: IPAddress(bytes: [10, 0, 0, host])!, port: 50000)
+        let (mine, theirs) = InMemoryStream.pair(scheduler: scheduler, peers: (nil, endpoint))
+        let peer = RawPeer(mine)
+        server.accept(theirs)
+        peer.send(.hello(.init(name: name)))
+        return peer
+    }
+
+    /// An offer of `size` bytes that no other offer in the test has.
+    func offer(_ id: UInt32, size: UInt64 = 10 << 20, name: String) -> Message.FileOffer {
+        let hash = SHA256()
+        hash.update(Array(name.utf8) + [UInt8(id & 0xFF), UInt8(id >> 8 & 0xFF)])
+        return .init(id: id, size: size, digest: hash.finish(), name: name)
+    }
 
     /// Runs the room one job at a time until some of a relayed file reached `member`.
     func runUntilData(reaches member: Member) {
@@ -185,7 +204,7 @@ final class FileRelayTests: XCTestCase {
         XCTAssertEqual(bob.receiveFailures.map(\.reason), ["the sender sent more data than the server let it; the data so far is kept, and sending the file again resumes"])
     }
 
-    func testTheWatchdogCountsTheFirstWindowFromTheAccept() throws {
+    func testTheWatchdogCountsFromTheOfferAndOnlyDataRestartsIt() throws {
         func rawMember(_ name: String) -> RawPeer {
             let (mine, theirs) = InMemoryStream.pair(scheduler: scheduler)
             let peer = RawPeer(mine)
@@ -206,7 +225,7 @@ final class FileRelayTests: XCTestCase {
         sender.send(.fileOfferTo(.init(id: 1, size: 3 << 20, digest: [UInt8](repeating: 7, count: 32), name: "big"), to: "recipient"))
         scheduler.run()
         let offered = try XCTUnwrap(recipient.messages.lazy.compactMap { if case .fileOfferFrom(let offer, _, _) = $0 { offer } else { nil } }.first)
-        // The answer comes late; the first window comes at once and counts as progress.
+        // The answer comes late, and the first window at once: within a minute of the offer.
         pass(59)
         recipient.send(.fileAccept(id: offered.id, offset: 0))
         scheduler.run()
@@ -214,33 +233,154 @@ final class FileRelayTests: XCTestCase {
             sender.send(.fileChunk(id: 1, data: [UInt8](repeating: 1, count: 512 << 10)))
             scheduler.run()
         }
-        pass(90)
-        XCTAssertEqual(server.relayedTransferCount, 1, "two windows' worth within a minute of the accept is progress")
-        pass(30)
+        pass(60)
+        XCTAssertEqual(server.relayedTransferCount, 1, "two windows' worth within a minute of the offer is progress")
+        pass(1)
         XCTAssertEqual(server.relayedTransferCount, 0, "but a minute without more is not")
         XCTAssertTrue(sender.messages.contains(.fileResult(id: 1, status: .refused, message: "sender sent less than 1048576 bytes in 60 s; send it again to resume")),
                       "\(sender.messages.suffix(3))")
     }
 
-    func testOneSenderTakesAtMostTwoOfARecipientsPlaces() throws {
-        let (mine, theirs) = InMemoryStream.pair(scheduler: scheduler)
-        let mallory = RawPeer(mine)
-        server.accept(theirs)
-        mallory.send(.hello(.init(name: "mallory")))
-        let bob = Member("bob", server: server, scheduler: scheduler, inbox: try inbox("bob"))
-        let carol = Member("carol", server: server, scheduler: scheduler, inbox: nil)
+    func testOneHostTakesAtMostTwoOfARecipientsPlacesHoweverManyMembersItHas() throws {
+        // Attack F2: two members of one host, each offering two files that never bring data.
+        let mallory = rawMember("mallory", host: 5), mallet = rawMember("mallet", host: 5)
+        let bob = Member("bob", server: server, scheduler: scheduler, inbox: try inbox("bob"), host: 9)
+        let carol = Member("carol", server: server, scheduler: scheduler, inbox: nil, host: 7)
         scheduler.run()
-        // Mallory's offers trickle (she never sends data), and she offers four.
-        for id in 1...4 as ClosedRange<UInt32> {
-            mallory.send(.fileOfferTo(.init(id: id, size: 10 << 20, digest: [UInt8](repeating: UInt8(id), count: 32), name: "slow\(id)"), to: "bob"))
+        for id in 1...2 as ClosedRange<UInt32> {
+            mallory.send(.fileOfferTo(offer(id, name: "slow\(id)"), to: "bob"))
+            mallet.send(.fileOfferTo(offer(id, name: "slower\(id)"), to: "bob"))
         }
         scheduler.run()
-        XCTAssertEqual(bob.files.incoming.count, 2)
+        XCTAssertEqual(bob.files.incoming.count, 2, "the host's two places")
+        XCTAssertEqual(server.relayedTransferCount, 2)
+        let refusal = "members on your host are sending 2 files to bob at once already; wait for one to finish"
+        XCTAssertEqual(mallet.messages.filter { if case .fileResult(_, .refused, refusal) = $0 { true } else { false } }.count, 2, "\(mallet.messages)")
         let source = directory.write(Array(content.prefix(5000)), to: "note.txt")
         carol.send(source, to: "bob")
         scheduler.run()
-        XCTAssertNoThrow(try XCTUnwrap(carol.results.first).get(), "carol still gets through to bob: \(carol.failure)")
+        XCTAssertNoThrow(try XCTUnwrap(carol.results.first).get(), "carol, on another host, still gets through to bob: \(carol.failure)")
         XCTAssertEqual(TemporaryDirectory.read(directory.path + "/bob/note.txt"), Array(content.prefix(5000)))
+        // Eve's host takes bob's other two places; Dave, on a fourth host, takes one of them.
+        let eve = rawMember("eve", host: 8)
+        let dave = Member("dave", server: server, scheduler: scheduler, inbox: nil, host: 10)
+        scheduler.run()
+        for id in 1...2 as ClosedRange<UInt32> { eve.send(.fileOfferTo(offer(id, name: "eve\(id)"), to: "bob")) }
+        scheduler.run()
+        XCTAssertEqual(bob.files.incoming.count, 4)
+        let other = directory.write(Array(content.prefix(7000)), to: "other.txt")
+        dave.send(other, to: "bob")
+        scheduler.run()
+        XCTAssertNoThrow(try XCTUnwrap(dave.results.first).get(), "dave takes the place of the newest offer that brought nothing: \(dave.failure)")
+        XCTAssertTrue(eve.messages.contains(.fileResult(id: 2, status: .refused,
+                                                        message: "bob is receiving 4 files from members, most of them from your host; its place went to a file from another host; send it again to resume")),
+                      "\(eve.messages.suffix(3))")
+        XCTAssertEqual(server.relayedTransferCount, 3)
+        // A cycle of offers that bring no data holds a place no longer than a minute each.
+        scheduler.advance(by: .seconds(61))
+        XCTAssertEqual(server.relayedTransferCount, 0)
+        XCTAssertTrue(mallory.messages.contains(.fileResult(id: 1, status: .refused, message: "mallory sent less than 1048576 bytes in 60 s; send it again to resume")),
+                      "\(mallory.messages.suffix(3))")
+    }
+
+    func testAFileEndBeforeAllTheDataEndsTheTransferAtOnceOnBothSides() throws {
+        let mallory = rawMember("mallory", host: 5)
+        let bob = Member("bob", server: server, scheduler: scheduler, inbox: try inbox("bob"), host: 9)
+        scheduler.run()
+        mallory.send(.fileOfferTo(offer(1, size: 100, name: "short"), to: "bob"))
+        scheduler.run()
+        XCTAssertTrue(mallory.messages.contains(.fileAccept(id: 1, offset: 0)), "\(mallory.messages)")
+        mallory.send(.fileChunk(id: 1, data: [UInt8](repeating: 1, count: 40)))
+        mallory.send(.fileEnd(id: 1))
+        scheduler.run()
+        XCTAssertTrue(mallory.messages.contains(.fileResult(id: 1, status: .refused, message: "FILE_END after 40 of the 100 bytes offered; send all of the file")),
+                      "\(mallory.messages.suffix(3))")
+        XCTAssertEqual(server.relayedTransferCount, 0, "no new minute for an end that comes short")
+        XCTAssertEqual(bob.files.incoming.count, 0)
+        let told = try XCTUnwrap(bob.receiveFailures.first)
+        XCTAssertEqual(told.from, "mallory")
+        XCTAssertTrue(told.reason.hasPrefix("the sender ended the file after 40 of its 100 bytes"), told.reason)
+        XCTAssertEqual(bob.errors, [])
+    }
+
+    func testAHogCycleHoldsAPlaceNoLongerThanTheIdleTimeoutFromTheOffer() throws {
+        // Attack F1: the hog's own recipient answers just before the check, and its sender
+        // ends with no data just before the next one.
+        let sender = rawMember("hog", host: 5), recipient = rawMember("sink", host: 6)
+        /// Time passes; both show signs of life all along.
+        func pass(_ seconds: Int) {
+            for _ in 0..<seconds {
+                scheduler.advance(by: .seconds(1))
+                sender.send(.pong(token: 0))
+                recipient.send(.pong(token: 0))
+            }
+        }
+        scheduler.run()
+        for cycle in 0..<3 {
+            sender.send(.fileOfferTo(offer(1, name: "hog"), to: "sink"))
+            scheduler.run()
+            let offered = try XCTUnwrap(recipient.messages.lazy.compactMap { if case .fileOfferFrom(let offer, _, _) = $0 { offer } else { nil } }.last)
+            pass(50)
+            recipient.send(.fileAccept(id: offered.id, offset: 0))
+            scheduler.run()
+            XCTAssertEqual(server.relayedTransferCount, 1, "cycle \(cycle)")
+            if cycle == 0 {
+                // The answer does not restart the minute.
+                pass(10)
+                XCTAssertEqual(server.relayedTransferCount, 0, "ended a minute after the offer")
+                XCTAssertTrue(sender.messages.contains(.fileResult(id: 1, status: .refused, message: "hog sent less than 1048576 bytes in 60 s; send it again to resume")),
+                              "\(sender.messages.suffix(3))")
+            } else {
+                // An end with no data ends it at once.
+                sender.send(.fileEnd(id: 1))
+                scheduler.run()
+                XCTAssertEqual(server.relayedTransferCount, 0, "cycle \(cycle)")
+                XCTAssertTrue(recipient.messages.contains(.fileCancel(id: offered.id, reason: "the sender ended the file after 0 of its 10485760 bytes")))
+            }
+        }
+    }
+
+    func testAnOfferFromAnotherHostTakesThePlaceOfTheLeastProgressFromTheHostHoldingTheMost() throws {
+        // Attack F1: two hosts hold all 32 of the room's places with offers that bring nothing.
+        let recipients = (0..<16).map { rawMember("sink\($0)", host: 6) }
+        let hogs = (0..<8).map { rawMember("hog\($0)", host: $0 < 4 ? 4 : 5) }
+        let bob = Member("bob", server: server, scheduler: scheduler, inbox: try inbox("bob"), host: 9)
+        let carol = Member("carol", server: server, scheduler: scheduler, inbox: nil, host: 7)
+        scheduler.run()
+        for (index, hog) in hogs.enumerated() {
+            for id in 1...4 as ClosedRange<UInt32> {
+                hog.send(.fileOfferTo(offer(id, name: "hog\(index)-\(id)"), to: "sink\(2 * index + Int(id - 1) / 2)"))
+            }
+        }
+        scheduler.run()
+        XCTAssertEqual(server.relayedTransferCount, 32)
+        XCTAssertEqual(recipients.map { $0.messages.count { if case .fileOfferFrom = $0 { true } else { false } } }, Array(repeating: 2, count: 16))
+        // Carol, on a third host, gets a place: the newest of host 5's offers gives way.
+        let source = directory.write(Array(content.prefix(5000)), to: "note.txt")
+        carol.send(source, to: "bob")
+        scheduler.run()
+        XCTAssertNoThrow(try XCTUnwrap(carol.results.first).get(), "\(carol.failure)")
+        XCTAssertEqual(TemporaryDirectory.read(directory.path + "/bob/note.txt"), Array(content.prefix(5000)))
+        let gaveWay = hogs.flatMap { hog in hog.messages.compactMap { if case .fileResult(_, .refused, let text) = $0 { text } else { nil } } }
+        XCTAssertEqual(gaveWay, ["the room is relaying 32 files, most of them from your host; its place went to a file from another host; send it again to resume"])
+        XCTAssertTrue(hogs[7].messages.contains { if case .fileResult(4, .refused, _) = $0 { true } else { false } }, "the newest offer of the host holding the most")
+        XCTAssertEqual(server.relayedTransferCount, 31)
+        // Host 5 fills the room again; a newcomer on host 8 takes a place again...
+        hogs[7].send(.fileOfferTo(offer(5, name: "again"), to: "sink0"))
+        scheduler.run()
+        XCTAssertEqual(server.relayedTransferCount, 32)
+        let eve = rawMember("eve", host: 8)
+        scheduler.run()
+        eve.send(.fileOfferTo(offer(1, name: "eve"), to: "sink15"))
+        scheduler.run()
+        XCTAssertFalse(eve.messages.contains { if case .fileResult = $0 { true } else { false } }, "\(eve.messages)")
+        XCTAssertTrue(hogs[7].messages.contains { if case .fileResult(5, .refused, _) = $0 { true } else { false } })
+        // ...but host 5, holding one fewer than host 4, may not take a place back.
+        hogs[7].send(.fileOfferTo(offer(6, name: "more"), to: "sink1"))
+        scheduler.run()
+        XCTAssertTrue(hogs[7].messages.contains(.fileResult(id: 6, status: .refused, message: "the room is relaying 32 files already; try again later")),
+                      "\(hogs[7].messages.suffix(3))")
+        XCTAssertEqual(server.relayedTransferCount, 32)
     }
 
     func testOnlyItsSenderLearnsThatAFileIsStoredAlready() throws {
@@ -471,7 +611,7 @@ final class FileRelayTests: XCTestCase {
         XCTAssertEqual(server.relayedTransferCount, 2)
         let refused = mallory.messages.filter { if case .fileResult(_, .refused, _) = $0 { true } else { false } }
         XCTAssertEqual(refused.count, 998)
-        XCTAssertTrue(mallory.messages.contains(.fileResult(id: 3, status: .refused, message: "you are sending 2 files to bob at once already; wait for one to finish")))
+        XCTAssertTrue(mallory.messages.contains(.fileResult(id: 3, status: .refused, message: "members on your host are sending 2 files to bob at once already; wait for one to finish")))
         // Ids are per connection: chunks for bob's side of the ids, or for ids mallory never
         // offered, are mallory's own protocol errors and reach nobody.
         let bobIDs = Array(bob.files.incoming.keys)
@@ -495,6 +635,9 @@ final class FileRelayTests: XCTestCase {
         mallory.send(.fileOfferTo(.init(id: 5001, size: 10, digest: [UInt8](repeating: 8, count: 32), name: "to-bob"), to: "bob"))
         scheduler.run()
         XCTAssertTrue(mallory.messages.contains(.fileResult(id: 5001, status: .refused, message: "transfer id 5001 is already in use")))
+        mallory.send(.fileOfferTo(.init(id: 0, size: 10, digest: [UInt8](repeating: 6, count: 32), name: "zero"), to: "bob"))
+        scheduler.run()
+        XCTAssertTrue(mallory.messages.contains(.fileResult(id: 0, status: .refused, message: "transfer id 0 is not valid: a sender numbers its transfers from 1")))
         XCTAssertEqual(server.relayedTransferCount, 1)
         // Mallory leaves: bob's transfers from her end, nothing is left.
         mallory.stream.close()
