@@ -96,10 +96,15 @@ final class FileRelay {
         let senderHost: String
         /// The order of offers: of transfers with equal progress, the newest gives way.
         let serial: UInt64
+        /// When data last passed (or the offer came): a place that moves no data for
+        /// `idlePlace` may go to anyone's offer.
+        var lastData: ContinuousClock.Instant
         /// The watchdog's next check, cancelled when the transfer ends (so that a flood of
         /// offers ended at once leaves no timers behind).
         var watchdog: (any ScheduledWork)?
-        init(sender: Int, senderID: UInt32, senderHost: String, recipient: Int, recipientID: UInt32, size: UInt64, name: String, serial: UInt64) {
+        init(sender: Int, senderID: UInt32, senderHost: String, recipient: Int, recipientID: UInt32, size: UInt64, name: String, serial: UInt64,
+             at now: ContinuousClock.Instant) {
+            self.lastData = now
             self.sender = sender
             self.senderHost = senderHost
             self.serial = serial
@@ -210,19 +215,19 @@ final class FileRelay {
             guard let place = placeToTake(among: toTarget, for: sender.host) else {
                 return refuse("\(target.name) is receiving \(limits.toMember) files from members already; try again later")
             }
-            give(place, reason: "\(target.name) is receiving \(limits.toMember) files from members, most of them from your host")
+            give(place.transfer, reason: "\(target.name) is receiving \(limits.toMember) files from members, \(place.why)")
         } else if bySender.count >= limits.transfers {
             guard let place = placeToTake(among: Array(bySender.values), for: sender.host) else {
                 return refuse("the room is relaying \(limits.transfers) files already; try again later")
             }
-            give(place, reason: "the room is relaying \(limits.transfers) files, most of them from your host")
+            give(place.transfer, reason: "the room is relaying \(limits.transfers) files, \(place.why)")
         }
         var id = target.nextID
         while byRecipient[Slot(member: recipient, id: id)] != nil { id = id == .max ? Endpoint.firstID : id + 1 }
         target.nextID = id == .max ? Endpoint.firstID : id + 1
         offers += 1
         let transfer = Transfer(sender: member, senderID: offer.id, senderHost: sender.host, recipient: recipient, recipientID: id,
-                                size: offer.size, name: offer.name, serial: offers)
+                                size: offer.size, name: offer.name, serial: offers, at: scheduler.now)
         var relayed = offer
         relayed.id = id
         guard target.link.send(.fileOfferFrom(relayed, from: sender.name, host: sender.hostTag)) else {
@@ -236,15 +241,29 @@ final class FileRelay {
         watch(transfer, passed: 0)
     }
 
-    /// The transfer among `transfers` whose place an offer from `host` takes: the one with
-    /// the least progress (the newest of equals) from the host holding the most of them, if
-    /// that host holds more than one more than `host` (so that places even out and are not
-    /// taken back and forth); nil when none may be taken.
-    private func placeToTake(among transfers: [Transfer], for host: String) -> Transfer? {
+    /// A place that moves no data for this long goes to anyone's offer, whatever its host
+    /// holds: one machine can be many hosts (each link-local address counts as one).
+    static let idlePlace: Duration = .seconds(10)
+
+    /// The transfer among `transfers` whose place an offer from `host` takes, and why: the one
+    /// with the least progress (the newest of equals) from the host holding the most of them,
+    /// if that host holds more than one more than `host` (so that places even out and are not
+    /// taken back and forth); else the one with the least progress among those that passed no
+    /// data for `idlePlace` (not one whose data all passed: its recipient is verifying it);
+    /// nil when none may be taken.
+    private func placeToTake(among transfers: [Transfer], for host: String) -> (transfer: Transfer, why: String)? {
+        func leastProgress(_ candidates: [Transfer]) -> Transfer? {
+            candidates.min { ($0.passed, UInt64.max - $0.serial) < ($1.passed, UInt64.max - $1.serial) }
+        }
         var held: [String: Int] = [:]
         for transfer in transfers { held[transfer.senderHost, default: 0] += 1 }
-        guard let most = held.values.max(), most > held[host, default: 0] + 1 else { return nil }
-        return transfers.filter { held[$0.senderHost] == most }.min { ($0.passed, UInt64.max - $0.serial) < ($1.passed, UInt64.max - $1.serial) }
+        if let most = held.values.max(), most > held[host, default: 0] + 1,
+           let transfer = leastProgress(transfers.filter { held[$0.senderHost] == most }) {
+            return (transfer, "most of them from your host")
+        }
+        let now = scheduler.now
+        let idle = transfers.filter { $0.state != .ending && now - $0.lastData >= Self.idlePlace }
+        return leastProgress(idle).map { ($0, "and this one moved no data for \(Self.idlePlace.secondsText)") }
     }
 
     /// Ends `transfer` to make room for an offer from another host, telling both sides why.
@@ -295,6 +314,7 @@ final class FileRelay {
             }
             transfer.position += UInt64(data.count)
             transfer.passed += UInt64(data.count)
+            transfer.lastData = scheduler.now
             endpoints[transfer.recipient]?.link.send(.fileChunk(id: transfer.recipientID, data: data))
             grant(to: transfer.recipient)
         case .fileEnd(let id):

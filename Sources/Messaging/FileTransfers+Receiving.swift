@@ -267,6 +267,7 @@ extension FileTransfers {
                 let current = incoming[id] === transfer
                 if current {
                     incoming[id] = nil
+                    if transfer.from != nil { rememberEndedRelayed(id) }
                     inbox.release(transfer.key)
                 }
                 switch outcome {

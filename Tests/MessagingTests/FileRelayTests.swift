@@ -383,6 +383,35 @@ final class FileRelayTests: XCTestCase {
         XCTAssertEqual(server.relayedTransferCount, 32)
     }
 
+    func testAPlaceThatMovesNoDataForTenSecondsGoesToANewcomerWhateverItsHostHolds() throws {
+        // Second review: one machine with 32 link-local addresses (32 hosts to the server)
+        // holds every place, one each, re-offering each time one is ended.
+        let recipients = (0..<16).map { rawMember("sink\($0)", host: 6) }
+        let hogs = (0..<32).map { rawMember("hog\($0)", host: UInt8(100 + $0)) }
+        let bob = Member("bob", server: server, scheduler: scheduler, inbox: try inbox("bob"), host: 9)
+        let carol = Member("carol", server: server, scheduler: scheduler, inbox: nil, host: 7)
+        scheduler.run()
+        for (index, hog) in hogs.enumerated() { hog.send(.fileOfferTo(offer(1, name: "hog\(index)"), to: "sink\(index / 2)")) }
+        scheduler.run()
+        XCTAssertEqual(server.relayedTransferCount, 32)
+        XCTAssertEqual(recipients.count, 16)
+        // At once, no place may go: every host holds one.
+        let source = directory.write(Array(content.prefix(5000)), to: "note.txt")
+        carol.send(source, to: "bob")
+        scheduler.run()
+        XCTAssertTrue(carol.failure.hasSuffix("note.txt: the room is relaying 32 files already; try again later"), carol.failure)
+        // Once they have moved no data for 10 s, one gives way to carol's next try.
+        scheduler.advance(by: .seconds(10))
+        carol.send(source, to: "bob")
+        scheduler.run()
+        XCTAssertEqual(carol.results.count, 2)
+        XCTAssertNoThrow(try carol.results[1].get())
+        XCTAssertEqual(TemporaryDirectory.read(directory.path + "/bob/note.txt"), Array(content.prefix(5000)))
+        let gaveWay = hogs.flatMap { hog in hog.messages.compactMap { if case .fileResult(_, .refused, let text) = $0 { text } else { nil } } }
+        XCTAssertEqual(gaveWay, ["the room is relaying 32 files, and this one moved no data for 10 s; its place went to a file from another host; send it again to resume"])
+        withExtendedLifetime(bob) {}
+    }
+
     func testOnlyItsSenderLearnsThatAFileIsStoredAlready() throws {
         let file = Array(content.prefix(5000))
         let source = directory.write(file, to: "secret-plans.txt")

@@ -105,6 +105,24 @@ final class RoomClientFileReportTests: XCTestCase {
         client.stop()
     }
 
+    func testACancelThatCrossesTheStoringOfARelayedFileIsDroppedNotAnsweredAsAnError() async throws {
+        let (client, room) = try await joinedClient(inbox: true)
+        queue.sync {
+            let id: UInt32 = 1 << 31
+            let digest = SHA256()
+            digest.update([42])
+            room.send(.fileOfferFrom(.init(id: id, size: 1, digest: digest.finish(), name: "tiny"), from: "mallory", host: 7))
+            room.send(.fileChunk(id: id, data: [42]))
+            room.send(.fileEnd(id: id))
+            scheduler.run()
+            room.send(.fileCancel(id: id, reason: "too late"))
+            scheduler.run()
+        }
+        XCTAssertTrue(room.messages.contains { if case .fileResult(_, .stored, _) = $0 { true } else { false } }, "\(room.messages)")
+        XCTAssertFalse(room.messages.contains { if case .error = $0 { true } else { false } }, "\(room.messages)")
+        client.stop()
+    }
+
     func testACancelThatCrossesOurRefusalIsDroppedNotAnsweredAsAnError() async throws {
         let (client, room) = try await joinedClient(inbox: false)
         queue.sync {
