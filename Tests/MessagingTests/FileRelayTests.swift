@@ -85,14 +85,19 @@ final class FileRelayTests: XCTestCase {
 
     func inbox(_ name: String) throws -> Inbox { try Inbox(directory: directory.path + "/" + name) }
 
-    /// A member speaking raw frames from the host 10.0.0.`host`.
-    func rawMember(_ name: String, host: UInt8) -> RawPeer {
-        let endpoint = SocketEndpoint(address: IPAddress(bytes: [10, 0, 0, host])!, port: 50000)
+    /// A member speaking raw frames (from the host 10.0.0.`host`, or from no address).
+    func rawMember(_ name: String, host: UInt8? = nil) -> RawPeer {
+        let endpoint = host.map { SocketEndpoint(address: IPAddress(bytes: [10, 0, 0, $0])!, port: 50000) }
         let (mine, theirs) = InMemoryStream.pair(scheduler: scheduler, peers: (nil, endpoint))
         let peer = RawPeer(mine)
         server.accept(theirs)
         peer.send(.hello(.init(name: name)))
         return peer
+    }
+
+    /// The first offer `peer` got from `sender` through the room.
+    func offer(to peer: RawPeer, from sender: String) -> Message.FileOffer? {
+        peer.messages.lazy.compactMap { if case .fileOfferFrom(let offer, sender, _) = $0 { offer } else { nil } }.first
     }
 
     /// An offer of `size` bytes that no other offer in the test has.
@@ -173,10 +178,7 @@ final class FileRelayTests: XCTestCase {
     }
 
     func testDataBeyondTheCreditIsTheSendersProtocolErrorAndEndsTheTransfer() throws {
-        let (mine, theirs) = InMemoryStream.pair(scheduler: scheduler)
-        let mallory = RawPeer(mine)
-        server.accept(theirs)
-        mallory.send(.hello(.init(name: "mallory")))
+        let mallory = rawMember("mallory")
         let bob = Member("bob", server: server, scheduler: scheduler, inbox: try inbox("bob"))
         scheduler.run()
         mallory.send(.fileOfferTo(.init(id: 1, size: 3 << 20, digest: [UInt8](repeating: 7, count: 32), name: "big"), to: "bob"))
@@ -205,13 +207,6 @@ final class FileRelayTests: XCTestCase {
     }
 
     func testTheWatchdogCountsFromTheOfferAndOnlyDataRestartsIt() throws {
-        func rawMember(_ name: String) -> RawPeer {
-            let (mine, theirs) = InMemoryStream.pair(scheduler: scheduler)
-            let peer = RawPeer(mine)
-            server.accept(theirs)
-            peer.send(.hello(.init(name: name)))
-            return peer
-        }
         let sender = rawMember("sender"), recipient = rawMember("recipient")
         /// Time passes; both show signs of life all along.
         func pass(_ seconds: Int) {
@@ -417,10 +412,7 @@ final class FileRelayTests: XCTestCase {
         let source = directory.write(file, to: "secret-plans.txt")
         let alice = Member("alice", server: server, scheduler: scheduler, inbox: nil)
         let bob = Member("bob", server: server, scheduler: scheduler, inbox: try inbox("bob"))
-        let (mine, theirs) = InMemoryStream.pair(scheduler: scheduler)
-        let mallory = RawPeer(mine)
-        server.accept(theirs)
-        mallory.send(.hello(.init(name: "mallory")))
+        let mallory = rawMember("mallory")
         scheduler.run()
         alice.send(source, to: "bob")
         scheduler.run()
@@ -445,14 +437,6 @@ final class FileRelayTests: XCTestCase {
     }
 
     func testAnotherHostTakingTheSendersNameCannotSeeOrTouchItsPartialData() throws {
-        func rawMember(_ name: String, host: UInt8) -> RawPeer {
-            let endpoint = SocketEndpoint(address: IPAddress(bytes: [10, 0, 0, host])!, port: 50000)
-            let (mine, theirs) = InMemoryStream.pair(scheduler: scheduler, peers: (nil, endpoint))
-            let peer = RawPeer(mine)
-            server.accept(theirs)
-            peer.send(.hello(.init(name: name)))
-            return peer
-        }
         let file = Array(content.prefix(100))
         let hash = SHA256()
         hash.update(file)
@@ -574,14 +558,11 @@ final class FileRelayTests: XCTestCase {
     func testARecipientThatNeverAnswersIsGivenUpOnAndTold() throws {
         let source = directory.write(Array(content.prefix(1000)), to: "note.txt")
         let alice = Member("alice", server: server, scheduler: scheduler, inbox: nil)
-        let (mine, theirs) = InMemoryStream.pair(scheduler: scheduler)
-        let mute = RawPeer(mine)
-        server.accept(theirs)
-        mute.send(.hello(.init(name: "mute")))
+        let mute = rawMember("mute")
         scheduler.run()
         alice.send(source, to: "mute")
         scheduler.run()
-        guard let offered = mute.messages.lazy.compactMap({ if case .fileOfferFrom(let offer, "alice", _) = $0 { offer } else { nil } }).first else {
+        guard let offered = offer(to: mute, from: "alice") else {
             return XCTFail("\(mute.messages)")
         }
         XCTAssertGreaterThanOrEqual(offered.id, 1 << 31, "relayed ids are the server's, from the upper half")
@@ -596,14 +577,11 @@ final class FileRelayTests: XCTestCase {
         let data = Array(content.prefix(5000))
         let source = directory.write(data, to: "note.txt")
         let alice = Member("alice", server: server, scheduler: scheduler, inbox: nil)
-        let (mine, theirs) = InMemoryStream.pair(scheduler: scheduler)
-        let bob = RawPeer(mine)
-        server.accept(theirs)
-        bob.send(.hello(.init(name: "bob")))
+        let bob = rawMember("bob")
         scheduler.run()
         alice.send(source, to: "bob")
         scheduler.run()
-        guard let offer = bob.messages.lazy.compactMap({ if case .fileOfferFrom(let offer, "alice", _) = $0 { offer } else { nil } }).first else {
+        guard let offer = offer(to: bob, from: "alice") else {
             return XCTFail("\(bob.messages)")
         }
         XCTAssertEqual(offer.size, 5000)
@@ -623,10 +601,7 @@ final class FileRelayTests: XCTestCase {
     }
 
     func testAMemberCannotTouchAnotherMembersTransferAndOffersAreBounded() throws {
-        let (mine, theirs) = InMemoryStream.pair(scheduler: scheduler)
-        let mallory = RawPeer(mine)
-        server.accept(theirs)
-        mallory.send(.hello(.init(name: "mallory")))
+        let mallory = rawMember("mallory")
         let bob = Member("bob", server: server, scheduler: scheduler, inbox: try inbox("bob"))
         scheduler.run()
         // A thousand offers to bob: two reach him (one sender's share of his places), the
@@ -677,10 +652,7 @@ final class FileRelayTests: XCTestCase {
     }
 
     func testAThousandOffersRefusedByTheRecipientLeaveNoStateOrTimersBehind() throws {
-        let (mine, theirs) = InMemoryStream.pair(scheduler: scheduler)
-        let mallory = RawPeer(mine)
-        server.accept(theirs)
-        mallory.send(.hello(.init(name: "mallory")))
+        let mallory = rawMember("mallory")
         let carol = Member("carol", server: server, scheduler: scheduler, inbox: nil)
         scheduler.run()
         let timers = scheduler.pendingTimerCount
