@@ -16,7 +16,9 @@ import TransportCore
 /// sides (only data counts: an answer or an end does not), and so is one whose sender ends it
 /// before all of its data. When the room or a recipient is full, an offer from a host holding
 /// fewer places takes the place of the transfer with the least progress from the host holding
-/// the most, so that no host keeps the others out by holding places without sending.
+/// the most, so that no host keeps the others out by holding places without sending; failing
+/// that, any offer takes the place of the least-progress transfer that passed no data for
+/// `idlePlace` (one machine can be many hosts).
 ///
 /// - Important: every method runs on the room's queue (the members' links' scheduler).
 final class FileRelay {
@@ -67,7 +69,7 @@ final class FileRelay {
         static let firstID: UInt32 = 1 << 31
         /// Transfers that ended here recently, as (sender's side?, id): frames already on their
         /// way for them are ignored rather than answered with an error. The last 16 only.
-        var recentlyEnded: [(sending: Bool, id: UInt32)] = []
+        var recentlyEnded = RecentIDs<RelayedID>()
         init(link: PeerLink, name: String, host: String, hostTag: UInt64, acceptsRelayed: Bool) {
             self.link = link
             self.name = name
@@ -346,7 +348,7 @@ final class FileRelay {
     /// crossed the end on the way, and is dropped); false leaves the frame to the member's
     /// own files, which answer an unknown id with `file-protocol`.
     private func wasRelayed(_ id: UInt32, sending: Bool, by member: Int) -> Bool {
-        endpoints[member]?.recentlyEnded.contains { $0.sending == sending && $0.id == id } ?? false
+        endpoints[member]?.recentlyEnded.contains(RelayedID(sending: sending, id: id)) ?? false
     }
 
     /// Grants each transfer to `member` up to `window` beyond what it passed on
@@ -415,14 +417,15 @@ final class FileRelay {
         decrement(&sendingCount, transfer.sender)
         decrement(&receivingCount, transfer.recipient)
         decrement(&hostCount, transfer.senderHost)
-        if let sender = endpoints[transfer.sender] { remember(&sender.recentlyEnded, (true, transfer.senderID)) }
+        endpoints[transfer.sender]?.recentlyEnded.insert(RelayedID(sending: true, id: transfer.senderID))
         transfer.watchdog?.cancel()
         transfer.watchdog = nil
-        if let recipient = endpoints[transfer.recipient] { remember(&recipient.recentlyEnded, (false, transfer.recipientID)) }
+        endpoints[transfer.recipient]?.recentlyEnded.insert(RelayedID(sending: false, id: transfer.recipientID))
     }
 
-    private func remember(_ ended: inout [(sending: Bool, id: UInt32)], _ entry: (Bool, UInt32)) {
-        if ended.count >= 16 { ended.removeFirst() }
-        ended.append(entry)
+    /// A transfer's id on one connection, and whether that side sends it.
+    struct RelayedID: Equatable {
+        let sending: Bool
+        let id: UInt32
     }
 }

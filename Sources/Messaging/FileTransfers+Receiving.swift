@@ -58,16 +58,10 @@ extension FileTransfers {
     /// Tells the sender `reason`, and the inbox's owner `detail` (or the same reason).
     func refuse(_ id: UInt32, _ status: Message.FileStatus, _ reason: String, detail: String? = nil, name: String, from: String? = nil) {
         link.send(.fileResult(id: id, status: status, message: reason))
-        if from != nil { rememberEndedRelayed(id) }
+        if from != nil { recentlyEndedRelayed.insert(id) }
         emit(.receiveFailed(name: name, reason: detail ?? reason), member: from)
     }
 
-    /// Notes a relayed file that ended here (see `recentlyEndedRelayed`).
-    func rememberEndedRelayed(_ id: UInt32) {
-        recentlyEndedRelayed.removeAll { $0 == id }
-        recentlyEndedRelayed.append(id)
-        if recentlyEndedRelayed.count > 16 { recentlyEndedRelayed.removeFirst() }
-    }
 
     /// An offer sent with `FILE_OFFER_TO` naming this side (a server's own name): answered
     /// as a `FILE_OFFER`, and the sender, which waits for credit as for any relayed file, is
@@ -267,7 +261,7 @@ extension FileTransfers {
                 let current = incoming[id] === transfer
                 if current {
                     incoming[id] = nil
-                    if transfer.from != nil { rememberEndedRelayed(id) }
+                    if transfer.from != nil { recentlyEndedRelayed.insert(id) }
                     inbox.release(transfer.key)
                 }
                 switch outcome {
@@ -287,7 +281,7 @@ extension FileTransfers {
     /// inbox stop counting it, so no new transfer opens the same file meanwhile.
     func dropIncoming(_ id: UInt32, deletingData: Bool) {
         guard let transfer = incoming.removeValue(forKey: id) else { return }
-        if transfer.from != nil { rememberEndedRelayed(id) }
+        if transfer.from != nil { recentlyEndedRelayed.insert(id) }
         transfer.cancelled.store(true, ordering: .relaxed)
         let inbox = inbox
         disk.execute {

@@ -70,7 +70,7 @@ public final class FileTransfers: @unchecked Sendable {
     /// The last 16 relayed files this side refused or ended: the sender's `FILE_CANCEL` may
     /// cross our answer on the way, and is then dropped rather than answered as an error
     /// (which the server would print under our name).
-    var recentlyEndedRelayed: [UInt32] = []
+    var recentlyEndedRelayed = RecentIDs<UInt32>()
     private var nextID: UInt32
     /// The ids this side gives its offers (a server keeps the upper half for relayed files).
     private let ids: ClosedRange<UInt32>
