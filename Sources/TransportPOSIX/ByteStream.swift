@@ -18,6 +18,9 @@ public protocol ByteStream: AnyObject, Sendable {
     var isClosed: Bool { get }
     /// Bytes queued but not yet taken by the other end (or the kernel).
     var bufferedByteCount: Int { get }
+    /// For a secure link whose handshake completed: the peer's key and the session's safety
+    /// code; nil for a plain stream and before the handshake ends.
+    var secureSession: SecureSession? { get }
 
     /// Starts reading. `onBytes` gets each chunk as it arrives; `onClose` is called once.
     func start(onBytes: @escaping ([UInt8]) -> Void, onClose: @escaping (Connection.CloseReason) -> Void)
@@ -39,6 +42,9 @@ public protocol ByteStream: AnyObject, Sendable {
 }
 
 extension ByteStream {
+    /// Plain streams (TCP, in-memory) have no secure session.
+    public var secureSession: SecureSession? { nil }
+
     /// Queues bytes for sending; see `send(_:)` for raw bytes.
     @discardableResult
     public func send(_ bytes: [UInt8]) -> Bool {
