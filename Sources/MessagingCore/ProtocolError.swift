@@ -15,6 +15,8 @@ public struct ProtocolError: Error, Sendable, Hashable, CustomStringConvertible 
         case heartbeatTimeout = 11
         case fileProtocol = 12
         case tooSlow = 13
+        /// Sent in plaintext to a client that did not start TLS, by a server that requires it.
+        case tlsRequired = 14
 
         /// The protocol document's spelling, e.g. `frame-too-large`.
         public var name: String {
@@ -32,6 +34,7 @@ public struct ProtocolError: Error, Sendable, Hashable, CustomStringConvertible 
             case .heartbeatTimeout: "heartbeat-timeout"
             case .fileProtocol: "file-protocol"
             case .tooSlow: "too-slow"
+            case .tlsRequired: "tls-required"
             }
         }
 
