@@ -81,6 +81,14 @@ public struct KnownPeers: Sendable {
         }
     }
 
+    /// The warnings as lines for the user, `'<path>' line N: <reason>`: at most `limit`, then
+    /// one line with how many more there are.
+    public func warningNotes(path: String, limit: Int = 5) -> [String] {
+        var notes = warnings.prefix(limit).map { "'\(path)' \($0)" }
+        if warnings.count > limit { notes.append("'\(path)': \(warnings.count - limit) more lines skipped") }
+        return notes
+    }
+
     /// The file's bytes: every line read, pins as `<service> <key>`, each ending in a newline.
     public var bytes: [UInt8] {
         var result: [UInt8] = []

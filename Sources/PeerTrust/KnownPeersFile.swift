@@ -120,17 +120,6 @@ public struct KnownPeersFile: Sendable {
         return pin
     }
 
-    /// Loads, removes the pins of `instance` and saves when there were any. See
-    /// `KnownPeers.forget(_:)`.
-    /// - Returns: the pins removed, with the line numbers they had; empty when there was none
-    ///   (and nothing was written).
-    public func forget(_ instance: ServiceInstance) throws(PeerTrustError) -> [KnownPeers.Pin] {
-        var peers = try load()
-        let removed = peers.forget(instance)
-        if !removed.isEmpty { try save(peers) }
-        return removed
-    }
-
     /// Creates `directory` and missing parents with mode 0700.
     private func makeDirectory(_ directory: String) throws(PeerTrustError) {
         var status = stat()

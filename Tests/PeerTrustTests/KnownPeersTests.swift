@@ -51,6 +51,12 @@ final class KnownPeersTests: XCTestCase {
         XCTAssertTrue(peers.warnings[1].reason.contains("full fingerprint"), "a short key is no pin")
         XCTAssertTrue(peers.warnings[5].reason.contains("DNS-SD name"))
         XCTAssertEqual(peers.pins.map(\.lineNumber), [7])
+        XCTAssertEqual(peers.warningNotes(path: "/k", limit: 2), [
+            "'/k' line 1: skipped: expected '<service> <key>', two fields, not 1",
+            "'/k' line 2: skipped: the key is not a full fingerprint, SHA256: and 43 characters of base64",
+            "'/k': 4 more lines skipped",
+        ])
+        XCTAssertEqual(peers.warningNotes(path: "/k").count, 6)
         XCTAssertNil(peers.incompleteness, "bad lines are kept, so the file may be written back")
         peers.pin(keyA, for: instance("c"))
         XCTAssertEqual(text(peers), file + "c._p2pipp._tcp.local. SHA256:ungWv48Bz+pBQUDeXa4iI7ADYaOWF3qctBD/YfIAFa0\n")
