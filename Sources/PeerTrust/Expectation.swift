@@ -6,7 +6,7 @@ extension TrustPolicy {
     /// The handshake's policy closure is `accepts`; when it says no, the handshake is aborted
     /// before any frame and `rejection(of:)` is the error to end with. When it says yes and
     /// `pinsOnSuccess`, the caller pins the presented key (`KnownPeersFile.pin`), switches to
-    /// `TrustPolicy.pinned(_:)` for reconnects, and prints `acceptance(of:pinnedAt:)`.
+    /// `TrustPolicy.pinned(_:)` for reconnects, and prints `acceptance(of:)`.
     public struct Expectation: Sendable, Hashable {
         public enum Rule: Sendable, Hashable {
             /// The pin from known_peers.
@@ -47,8 +47,10 @@ extension TrustPolicy {
             let name = context.serviceName
             switch rule {
             case .pinned(let pin):
-                return Refusal(kind: .untrusted, message: TrustPolicy.keyChangedWarning(
-                    serviceName: name, pinned: pin, presented: presented, knownPeersPath: context.knownPeersPath))
+                return Refusal(kind: .untrusted,
+                               message: "the key of '\(name)' has changed: it presented \(presented.full), not its pinned \(pin.key.full) ('\(context.knownPeersPath)' line \(pin.lineNumber)); nothing was sent. If its publisher really has a new key, run \(TrustPolicy.forgetCommand(name)) and connect again",
+                               warning: TrustPolicy.keyChangedWarning(serviceName: name, pinned: pin, presented: presented,
+                                                                      knownPeersPath: context.knownPeersPath))
             case .fingerprint(let text):
                 return Refusal(kind: .untrusted, message: "'\(name)' presented the key \(presented.full), which does not match --fingerprint \(text): someone may be answering in its place, or the fingerprint is mistyped; nothing was sent. Compare it with the key svc-publish shows")
             case .announced(let key):
@@ -56,33 +58,30 @@ extension TrustPolicy {
             }
         }
 
-        /// What to print once the handshake succeeded.
-        /// - Parameters:
-        ///   - session: the session's key and safety code.
-        ///   - pin: where the key was pinned (when `pinsOnSuccess`); nil otherwise.
-        public func acceptance(of session: SecureSession, pinnedAt pin: KnownPeers.Pin?) -> String {
+        /// What to print once the handshake succeeded (after the pin was written, when
+        /// `pinsOnSuccess`).
+        public func acceptance(of session: SecureSession) -> String {
             let name = context.serviceName
             let key = session.peerKey
-            let pinnedWhere = pin.map { " ('\(context.knownPeersPath)' line \($0.lineNumber))" } ?? ""
-            let compare = "compare it with the publisher's screen to be sure nobody is in between"
             switch rule {
             case .pinned(let pin):
                 return "'\(name)' presented its pinned key \(key.short) ('\(context.knownPeersPath)' line \(pin.lineNumber)); safety code \(session.safetyCode)"
             case .fingerprint:
-                return "'\(name)' presented the key given with --fingerprint: pinned it\(pinnedWhere), \(key.full) (short \(key.short)); safety code \(session.safetyCode)"
+                return "'\(name)' presented the key given with --fingerprint: pinned it, \(key.full) (short \(key.short)); safety code \(session.safetyCode)"
             case .announced:
-                return "first contact with '\(name)': pinned its key \(key.full) (short \(key.short))\(pinnedWhere); safety code \(session.safetyCode): \(compare)"
+                return "first contact with '\(name)': pinned its key \(key.full) (short \(key.short)); safety code \(session.safetyCode): compare it with the publisher's screen to be sure nobody is in between"
             }
         }
     }
 
-    /// The ssh-style warning for a service whose key is not the pinned one.
+    /// The ssh-style warning for a service whose key is not the pinned one: several lines, to
+    /// print as they are (each line passes a terminal-escaping function unchanged: the name
+    /// is the user's, the rest ours).
     public static func keyChangedWarning(serviceName: String, pinned: KnownPeers.Pin, presented: PublicKeyFingerprint,
                                          knownPeersPath: String) -> String {
         let banner = "@@@ WARNING: THE KEY OF '\(serviceName)' HAS CHANGED @@@"
         let rule = String(repeating: "@", count: banner.count)
         return """
-            
             \(rule)
             \(banner)
             \(rule)

@@ -53,10 +53,13 @@ public struct KnownPeers: Sendable {
     ///   stopped): its last, partial line is then not read either.
     public init(parsing bytes: [UInt8], isWhole: Bool = true) {
         var pieces = bytes.split(separator: UInt8(ascii: "\n"), omittingEmptySubsequences: false)
-        if pieces.last?.isEmpty == true { pieces.removeLast() }
-        if !isWhole, !pieces.isEmpty {
+        if !isWhole {
+            // The piece after the last newline read is cut (or empty when the cut fell just
+            // after a newline): it is not read.
             pieces.removeLast()
             incompleteness = "it is longer than what svc reads of it (\(Self.maximumLines) lines of \(Self.maximumLineLength) bytes)"
+        } else if pieces.last?.isEmpty == true {
+            pieces.removeLast()
         }
         if pieces.count > Self.maximumLines {
             warnings.append(Warning(lineNumber: Self.maximumLines + 1, reason: "this line and the rest were not read: svc reads \(Self.maximumLines) lines at most"))

@@ -47,13 +47,21 @@ public struct KnownPeersFile: Sendable {
     /// Reads the file (at most `maximumBytes`); a missing file is no pins.
     /// - Throws: `PeerTrustError` when it exists but cannot be read.
     public func load() throws(PeerTrustError) -> KnownPeers {
-        let descriptor = retrying { open(path, O_RDONLY | O_CLOEXEC) }
+        // Non-blocking, so that a FIFO in its place is refused instead of waited on.
+        let descriptor = retrying { open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC) }
         if descriptor < 0 {
             let code = Glibc.errno
             if code == ENOENT { return KnownPeers() }
             throw .systemCall("open", path: path, errno: code, advice: "make it readable, or move it away to start with no pins")
         }
         defer { close(descriptor) }
+        var status = stat()
+        guard fstat(descriptor, &status) == 0 else {
+            throw .systemCall("fstat", path: path, errno: Glibc.errno, advice: "move it away to start with no pins")
+        }
+        guard status.st_mode & S_IFMT == S_IFREG else {
+            throw PeerTrustError("'\(path)' is not a regular file; move it away to start with no pins")
+        }
         var bytes: [UInt8] = []
         var chunk = [UInt8](repeating: 0, count: 65_536)
         // One byte more than the limit tells whether the file ends within it.

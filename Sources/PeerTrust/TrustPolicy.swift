@@ -69,8 +69,18 @@ public struct TrustPolicy: Sendable {
             case untrusted
         }
         public let kind: Kind
-        /// What happened and what to do; may be several lines (the key-changed warning).
+        /// What happened and what to do, in one line: for `<tool>: error: …` and the JSON
+        /// `error` event.
         public let message: String
+        /// Several lines to print as they are on standard error before the error (the
+        /// ssh-style key-changed warning), or nil.
+        public let warning: String?
+
+        public init(kind: Kind, message: String, warning: String? = nil) {
+            self.kind = kind
+            self.message = message
+            self.warning = warning
+        }
 
         /// The sysexits code: 64 for `.usage`, 77 for `.untrusted`.
         public var exitCode: Int32 { kind == .usage ? 64 : 77 }

@@ -98,11 +98,16 @@ final class KnownPeersFileTests: XCTestCase {
         XCTAssertNotNil(peers.incompleteness)
     }
 
-    func testAnUnreadableFileSaysWhatToDo() throws {
+    func testSomethingElseThanAFileIsRefused() throws {
         let path = directory + "/known_peers"
         try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: false)
         XCTAssertThrowsError(try KnownPeersFile(path: path).load()) { error in
-            XCTAssertEqual("\(error)", "read '\(path)': Is a directory (errno 21); make it a readable file, or move it away to start with no pins")
+            XCTAssertEqual("\(error)", "'\(path)' is not a regular file; move it away to start with no pins")
+        }
+        let fifo = directory + "/fifo"
+        XCTAssertEqual(mkfifo(fifo, 0o600), 0)
+        XCTAssertThrowsError(try KnownPeersFile(path: fifo).load(), "refused at once, not waited on") { error in
+            XCTAssertEqual("\(error)", "'\(fifo)' is not a regular file; move it away to start with no pins")
         }
     }
 

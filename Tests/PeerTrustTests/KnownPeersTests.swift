@@ -91,6 +91,8 @@ final class KnownPeersTests: XCTestCase {
         let peers = KnownPeers(parsing: Array(file.utf8), isWhole: false)
         XCTAssertEqual(peers.pins.count, 1)
         XCTAssertNotNil(peers.incompleteness)
+        let cutAfterANewline = KnownPeers(parsing: Array(file.prefix(73).utf8), isWhole: false)
+        XCTAssertEqual(cutAfterANewline.pins.count, 1, "a whole line before the cut is read")
     }
 
     func testPinAddsOrReplacesAndForgetRemoves() {

@@ -55,8 +55,8 @@ final class TrustPolicyTests: XCTestCase {
         let rule = try XCTUnwrap(expectation(policy(pin: pin(keyA, line: 7)).decide(announced: .key(keyA))))
         let refused = rule.rejection(of: keyB)
         XCTAssertEqual(refused.exitCode, 77)
-        XCTAssertEqual(refused.message, """
-
+        XCTAssertEqual(refused.message, "the key of 'Living room' has changed: it presented \(keyB.full), not its pinned \(keyA.full) ('\(path)' line 7); nothing was sent. If its publisher really has a new key, run svc-connect --forget 'Living room' and connect again")
+        XCTAssertEqual(refused.warning, """
             @@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@
             @@@ WARNING: THE KEY OF 'Living room' HAS CHANGED @@@
             @@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@
@@ -77,7 +77,7 @@ final class TrustPolicyTests: XCTestCase {
 
     func testAcceptedPinnedKeyIsDescribed() throws {
         let rule = try XCTUnwrap(expectation(policy(pin: pin(keyA)).decide(announced: .absent)))
-        XCTAssertEqual(rule.acceptance(of: session(keyA), pinnedAt: nil),
+        XCTAssertEqual(rule.acceptance(of: session(keyA)),
                        "'Living room' presented its pinned key ungWv48Bz+pB ('\(path)' line 3); safety code 123 456 789 012")
     }
 
@@ -92,8 +92,8 @@ final class TrustPolicyTests: XCTestCase {
         let rule = try XCTUnwrap(expectation(policy(fingerprint: "ungWv48Bz+pB").decide(announced: .absent)))
         XCTAssertEqual(rule.rejection(of: keyB).exitCode, 77)
         XCTAssertEqual(rule.rejection(of: keyB).message, "'Living room' presented the key \(keyB.full), which does not match --fingerprint ungWv48Bz+pB: someone may be answering in its place, or the fingerprint is mistyped; nothing was sent. Compare it with the key svc-publish shows")
-        XCTAssertEqual(rule.acceptance(of: session(keyA), pinnedAt: pin(keyA, line: 4)),
-                       "'Living room' presented the key given with --fingerprint: pinned it ('\(path)' line 4), \(keyA.full) (short ungWv48Bz+pB); safety code 123 456 789 012")
+        XCTAssertEqual(rule.acceptance(of: session(keyA)),
+                       "'Living room' presented the key given with --fingerprint: pinned it, \(keyA.full) (short ungWv48Bz+pB); safety code 123 456 789 012")
     }
 
     // 3. --strict without a pin or --fingerprint: refused before anything is looked up.
@@ -112,10 +112,11 @@ final class TrustPolicyTests: XCTestCase {
         XCTAssertTrue(rule.accepts(keyA))
         XCTAssertFalse(rule.accepts(keyB))
         XCTAssertTrue(rule.pinsOnSuccess)
-        XCTAssertEqual(rule.acceptance(of: session(keyA), pinnedAt: pin(keyA, line: 1)),
-                       "first contact with 'Living room': pinned its key \(keyA.full) (short ungWv48Bz+pB) ('\(path)' line 1); safety code 123 456 789 012: compare it with the publisher's screen to be sure nobody is in between")
+        XCTAssertEqual(rule.acceptance(of: session(keyA)),
+                       "first contact with 'Living room': pinned its key \(keyA.full) (short ungWv48Bz+pB); safety code 123 456 789 012: compare it with the publisher's screen to be sure nobody is in between")
         let refused = rule.rejection(of: keyB)
         XCTAssertEqual(refused.exitCode, 77)
+        XCTAssertNil(refused.warning)
         XCTAssertEqual(refused.message, "'Living room' presented the key \(keyB.full), not the key its announcement (TXT key=) names, \(keyA.full): someone may be answering in its place; nothing was sent and nothing was pinned. If you know its key, give it with --fingerprint (svc-publish shows it)")
     }
 
@@ -142,7 +143,7 @@ final class TrustPolicyTests: XCTestCase {
         let rule = try XCTUnwrap(expectation(pinned.decide(announced: .key(keyB))))
         XCTAssertTrue(rule.accepts(keyA))
         XCTAssertFalse(rule.accepts(keyB), "a changed TXT record on reconnect is the key-changed warning")
-        XCTAssertTrue(rule.rejection(of: keyB).message.contains("HAS CHANGED"))
+        XCTAssertTrue(rule.rejection(of: keyB).warning?.contains("HAS CHANGED") == true)
         let fromFingerprint = policy(fingerprint: "ungWv48Bz+pB").pinned(pin(keyA))
         XCTAssertNil(fromFingerprint.fingerprint)
         XCTAssertFalse(try XCTUnwrap(expectation(fromFingerprint.decide(announced: .absent))).pinsOnSuccess)
