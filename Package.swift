@@ -46,6 +46,8 @@ let package = Package(
         // Which text is unsafe on a terminal and in member names, and when names look alike.
         .target(name: "SafeText"),
         .target(name: "MessagingCore", dependencies: ["SafeText"]),
+        // Which key each service is pinned to (known_peers) and whom svc-connect trusts; file I/O, no C.
+        .target(name: "PeerTrust", dependencies: ["TransportCore", "DiscoveryCore"]),
 
         // I/O: the only importer of CDNSSD, and the POSIX socket layer.
         .target(name: "DNSSD", dependencies: ["CDNSSD", "DiscoveryCore", "TransportCore"]),
@@ -71,7 +73,7 @@ let package = Package(
         ),
         .executableTarget(
             name: "svc-connect",
-            dependencies: ["DNSSD", "DiscoveryCore", "TransportPOSIX", "TransportCore", "Messaging", "MessagingCore", "CommandLineSupport", "MessagingCommandLine"]
+            dependencies: ["DNSSD", "DiscoveryCore", "TransportPOSIX", "TransportCore", "Messaging", "MessagingCore", "CommandLineSupport", "MessagingCommandLine", "PeerTrust"]
         ),
 
         // The load generator that Scripts/bench and Scripts/stress drive (not a product).
@@ -91,6 +93,7 @@ let package = Package(
         .testTarget(name: "TransportCoreTests", dependencies: ["TransportCore"]),
         .testTarget(name: "MessagingCoreTests", dependencies: ["MessagingCore"]),
         .testTarget(name: "SafeTextTests", dependencies: ["SafeText"]),
+        .testTarget(name: "PeerTrustTests", dependencies: ["PeerTrust", "TransportCore", "DiscoveryCore"]),
         .testTarget(name: "MessagingTests", dependencies: ["Messaging", "MessagingCore", "MessagingTesting", "TransportCore", "TransportPOSIX"]),
         .testTarget(name: "DNSSDTests", dependencies: ["DNSSD", "DiscoveryCore"]),
         .testTarget(name: "TransportPOSIXTests", dependencies: ["TransportPOSIX", "TransportCore"]),

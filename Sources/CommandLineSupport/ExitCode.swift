@@ -29,6 +29,12 @@ public struct ExitCode: Sendable, Hashable, CustomStringConvertible {
     public static let temporaryFailure = ExitCode(75)
     /// EX_PROTOCOL: the server refused us (e.g. the room is full).
     public static let protocolError = ExitCode(76)
+    /// EX_NOPERM: the service presented a key other than the one pinned, announced or given
+    /// with --fingerprint, or --strict and it is not pinned; nothing was sent.
+    public static let untrustedKey = ExitCode(77)
+    /// EX_CONFIG: the identity key file or known_peers cannot be used (permissions too open,
+    /// not ours, unreadable, not a key).
+    public static let configuration = ExitCode(78)
 
     /// 128 + SIGINT: the user interrupted the tool (Ctrl-C), as shells report it.
     public static let interrupted = ExitCode(130)
@@ -67,6 +73,10 @@ extension ExitCode {
           75   the service is published but its host does not answer, or does not let us
                in in time (it may have left without saying so); trying again may work
           76   the server refused us (e.g. the room is full)
+          77   the service presented a key other than the one pinned, announced or given
+               (--fingerprint), or --strict and it is not pinned; nothing was sent
+          78   the identity key file or known_peers cannot be used (permissions too open,
+               not ours, unreadable, not a key)
           130  svc-connect interrupted by Ctrl-C (SIGINT); what was not delivered is listed
         """
 }

@@ -18,6 +18,7 @@ struct SvcConnect {
     }
 
     static func connect(_ options: ConnectOptions) async throws -> ExitCode {
+        if options.forget { return try forgetPin(options) }
         // A mistyped --send is reported before anyone is bothered, and nothing is sent.
         for file in options.files {
             if let problem = FileTransfers.problem(sending: file) { throw ToolFailure(.noInput, problem.message + "; nothing was sent") }

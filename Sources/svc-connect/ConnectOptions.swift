@@ -1,6 +1,7 @@
 import CommandLineSupport
 import DiscoveryCore
 import MessagingCore
+import TransportCore
 
 /// svc-connect's validated command line.
 struct ConnectOptions: Sendable {
@@ -17,6 +18,16 @@ struct ConnectOptions: Sendable {
     var inbox: String?
     var json = false
     var timestamps = false
+    /// `--identity`: the private key file; nil for the default, identity.pem beside known_peers.
+    var identity: String?
+    /// `--fingerprint`: the key to accept, full or shortened (well-formed, checked here).
+    var fingerprint: String?
+    /// `--strict`: only a pinned key or the one given with --fingerprint.
+    var strict = false
+    /// `--forget`: remove the name's pin from known_peers and exit, without the network.
+    var forget = false
+    /// `--allow-plaintext`: join without TLS.
+    var allowPlaintext = false
 
     static let spec = CommandSpec(
         name: "svc-connect",
@@ -34,6 +45,11 @@ struct ConnectOptions: Sendable {
             .init("no-reconnect", help: "Exit (74) when the connection drops or the room closes, instead of waiting for it."),
             .init("retry-max", value: "seconds", help: "Longest wait between reconnect attempts (1, 2, 4 ... up to this; default: 64)."),
             .init("heartbeat", value: "seconds", help: "Ping the server after this much silence (default: 15)."),
+            .init("identity", value: "path", help: "Your private key (default: ~/.config/svc/identity.pem, created on first use)."),
+            .init("fingerprint", value: "key", help: "Accept only this key (SHA256:... as svc-publish shows it, or its first 12+ characters); pin it."),
+            .init("strict", help: "Join only a service pinned in known_peers or given by --fingerprint (no trust on first contact)."),
+            .init("forget", help: "Remove the pinned key of <name> from known_peers and exit (needs no network)."),
+            .init("allow-plaintext", help: "Join without TLS (an older publisher): no key is checked; refused for a pinned name."),
             .json,
             .timestamps,
         ],
@@ -78,6 +94,14 @@ struct ConnectOptions: Sendable {
             at N" (bytes); with --json, file-progress events instead, at most one a second
             per file plus the last.
 
+            KEYS: as ssh's known_hosts, the room's key is pinned in known_peers
+            ($XDG_CONFIG_HOME/svc/known_peers, default ~/.config/svc/known_peers), one line
+            '<service> <key>' per name. A pinned name must present that key; --fingerprint
+            accepts only the key given and pins it; otherwise, on first contact, the key the
+            service announces is pinned (--strict refuses that). A key that does not match is
+            refused before anything is sent (77). --forget <name> removes a pin (78 when
+            known_peers cannot be read or written).
+
             \(ExitCode.table)
 
             EXAMPLES:
@@ -103,5 +127,22 @@ struct ConnectOptions: Sendable {
         inbox = parsed.value("inbox")
         json = parsed.flag("json")
         timestamps = try parsed.timestamps() ?? false
+        identity = parsed.value("identity")
+        if let identity, identity.isEmpty { throw UsageError("--identity takes the path of a private key file, not an empty string") }
+        fingerprint = parsed.value("fingerprint")
+        if let fingerprint, !PublicKeyFingerprint.isWellFormedPrefix(fingerprint) {
+            throw UsageError("--fingerprint takes a key as svc-publish shows it, SHA256: and 43 characters of base64, or at least its first 12 characters; '\(fingerprint)' is not one")
+        }
+        strict = parsed.flag("strict")
+        allowPlaintext = parsed.flag("allow-plaintext")
+        forget = parsed.flag("forget")
+        if forget {
+            // --forget only edits known_peers: an option that would act on the room is a mistake.
+            let allowed: Set = ["forget", "type", "domain"]
+            let given = Self.spec.options.filter { !allowed.contains($0.long) && (parsed.flag($0.long) || parsed.value($0.long) != nil) }
+            if let other = given.first {
+                throw UsageError("--forget only removes a pin from known_peers; it cannot go with --\(other.long)")
+            }
+        }
     }
 }

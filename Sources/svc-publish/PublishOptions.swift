@@ -23,6 +23,10 @@ struct PublishOptions: Sendable {
     var history = 20
     /// nil: on when standard output is not a terminal (a log).
     var timestamps: Bool?
+    /// `--identity`: the room's private key file; nil for the default (~/.config/svc/identity.pem).
+    var identity: String?
+    /// `--allow-plaintext`: also let in members that do not speak TLS.
+    var allowPlaintext = false
 
     static let spec = CommandSpec(
         name: "svc-publish",
@@ -44,6 +48,8 @@ struct PublishOptions: Sendable {
             .init("max-clients-per-host", value: "n", help: "Once the room is half full, refuse members from a host that has this many (default: 64)."),
             .init("slow-timeout", value: "seconds", help: "Drop a member that keeps more than 1 MiB unread this long while standard input waits for it (default: 30)."),
             .init("history", value: "n", help: "Show a member who joins the last n lines said to everyone, at most \(RoomHistory.maximumLines); 0: none (default: 20). /msg lines are never kept."),
+            .init("identity", value: "path", help: "The room's private key (default: ~/.config/svc/identity.pem, created on first use)."),
+            .init("allow-plaintext", help: "Also let in members without TLS (older svc-connect); their keys are not checked."),
             .timestamps,
             .noTimestamps,
         ],
@@ -121,5 +127,8 @@ struct PublishOptions: Sendable {
             history = count
         }
         timestamps = try parsed.timestamps()
+        identity = parsed.value("identity")
+        if let identity, identity.isEmpty { throw UsageError("--identity takes the path of a private key file, not an empty string") }
+        allowPlaintext = parsed.flag("allow-plaintext")
     }
 }

@@ -24,6 +24,8 @@ final class ExitCodeTests: XCTestCase {
         XCTAssertEqual(code(.internalError), 70)
         XCTAssertEqual(ToolMain.exitCode(for: UsageError("x")).rawValue, 64)
         XCTAssertEqual(ToolMain.exitCode(for: ToolFailure(.noHost, "x")).rawValue, 68)
+        XCTAssertEqual(ToolMain.exitCode(for: ToolFailure(.untrustedKey, "x")).rawValue, 77, "EX_NOPERM")
+        XCTAssertEqual(ToolMain.exitCode(for: ToolFailure(.configuration, "x")).rawValue, 78, "EX_CONFIG")
         XCTAssertEqual(ToolMain.exitCode(for: CancellationError()).rawValue, 70)
     }
 }
