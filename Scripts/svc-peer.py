@@ -36,6 +36,7 @@ from p2pm import Fatal  # noqa: E402
 CAPABILITIES = 1 | 2 | 4 | 16  # rooms, files, resuming files (we always accept at 0), files between members
 CHUNK = 64 * 1024
 MAX_INCOMING_FILE = 1 << 32  # bytes; larger offers are refused (this is a test tool)
+MAX_INCOMING_AT_ONCE = 4  # files arriving at once; more offers are refused
 
 
 def emit(event, **fields):
@@ -192,6 +193,8 @@ class Peer:
             self.result(file_id, 2, "this peer takes no files (no --inbox)")
         elif fields["size"] > MAX_INCOMING_FILE:
             self.result(file_id, 2, f"files above {MAX_INCOMING_FILE} bytes are refused")
+        elif len(self.incoming) >= MAX_INCOMING_AT_ONCE:
+            self.result(file_id, 2, f"{MAX_INCOMING_AT_ONCE} files are arriving already; offer it again later")
         elif file_id in self.incoming:
             self.result(file_id, 2, "this id is already arriving")
         else:
@@ -284,19 +287,24 @@ def stdin_lines():
     return lines
 
 
-def connect(options):
+def tcp_connect(options):
     try:
-        raw = socket.create_connection((options.host, options.port), timeout=options.timeout)
+        return socket.create_connection((options.host, options.port), timeout=options.timeout)
     except OSError as error:
         raise Fatal(p2pm.EXIT_UNAVAILABLE, f"cannot connect to {options.host} port {options.port}: {error}")
+
+
+def connect(options):
     if options.plaintext:
-        return raw
+        return tcp_connect(options)
+    # The key is loaded (and its file checked) before anything goes on the network.
     identity = (p2pm.Identity.from_files(options.key, options.cert) if options.key
                 else p2pm.Identity.in_directory(options.identity_dir) if options.identity_dir
                 else p2pm.Identity.ephemeral())
     try:
         emit("identity", key=identity.key, short=p2pm.short(identity.key), key_file=identity.key_path)
         context = p2pm.tls_context(identity)
+        raw = tcp_connect(options)
         tls = context.wrap_socket(raw, server_hostname=None, do_handshake_on_connect=False)
         try:
             tls.do_handshake()
@@ -411,7 +419,7 @@ def main(arguments):
         while time.monotonic() < end:
             peer.pump(max(0.0, end - time.monotonic()))
         stream.send(p2pm.frame("goodbye", b"svc-peer.py is done"), options.timeout)
-        stream.finish(options.timeout)
+        stream.finish(min(options.timeout, 1.0))  # the server's close_notify is not waited for long
         emit("done", texts=peer.texts, files_stored=peer.stored, failed=peer.failed)
         return p2pm.EXIT_FAILURE if peer.failed else 0
     except EOFError as error:
