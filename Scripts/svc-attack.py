@@ -38,7 +38,6 @@ import os
 import select
 import socket
 import ssl
-import struct
 import sys
 import threading
 import time
