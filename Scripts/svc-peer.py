@@ -428,6 +428,10 @@ def main(arguments):
         raise Fatal(p2pm.EXIT_FAILURE, f"{error}{said} before the session was done")
     except ValueError as error:
         raise Fatal(p2pm.EXIT_FAILURE, str(error))
+    except ssl.SSLError as error:
+        if peer.welcomed is None:  # in TLS 1.3 a refusal of our certificate arrives after our handshake
+            raise Fatal(p2pm.EXIT_UNAVAILABLE, f"the server refused the TLS session: {error}")
+        raise Fatal(p2pm.EXIT_FAILURE, f"the TLS session failed: {error}")
     except OSError as error:
         raise Fatal(p2pm.EXIT_FAILURE, f"the connection failed: {error}")
 
