@@ -1,0 +1,295 @@
+#!/usr/bin/python3
+"""Hostile clients and a relay for the secure-room tests (docs/PROTOCOL.md, version 2 = TLS 1.3
+with ALPN p2pm/2). Each prints JSON lines on standard output and exits 0 when the server behaved
+as a secure room must, 1 when it did not (the probes), or runs until stopped (relay).
+
+  relay LISTEN_PORT TARGET_HOST TARGET_PORT
+      A man in the middle: terminates TLS 1.3 on both sides with its own key (it does not ask
+      clients for a certificate) and forwards the bytes. Prints {"event": "listening", "port"},
+      then for each connection {"event": "relayed", "client", "client_key", "relay_key",
+      "target_key", "client_safety_code", "target_safety_code"} (the two codes differ: that is
+      what the safety code is for) or {"event": "relay-failed", "side", "error"}, and
+      {"event": "relay-closed", "up", "down"} with the bytes passed each way. Runs until stopped.
+  tls12 HOST PORT
+      A TLS 1.2-only client with ALPN p2pm/2 and a certificate: {"refused": true, "error"} when
+      the server refused the handshake (exit 0), {"refused": false, "version"} otherwise (exit 1).
+  no-alpn HOST PORT
+      TLS 1.3 with a certificate but no ALPN: must be refused (no_application_protocol).
+  no-cert HOST PORT
+      TLS 1.3 with ALPN p2pm/2 but no certificate: must be refused. In TLS 1.3 the client's
+      handshake ends before the server has judged it, so this one sends a HELLO frame and
+      counts as refused when the server answers with an alert or a close, not with frames.
+  plain-hello HOST PORT
+      Connects, listens 0.5 s (a version 2 server sends nothing before the client's first byte),
+      then sends a plaintext version 1 HELLO and prints every frame that comes back, then
+      {"closed": true, "after": seconds} or {"closed": false}. Exit 0 when nothing came before
+      the HELLO, the answer was ERROR tls-required (code 14) and the server closed.
+  half-hello HOST PORT SECONDS
+      Sends the first half of a real TLS 1.3 ClientHello, then stays silent; prints
+      {"sent", "of", "closed", "after", "received"} once the server closes or SECONDS pass.
+      Exit 0 when the server closed within SECONDS (its handshake timeout is 10 s).
+
+Options: --timeout SECONDS (default 5) bounds every wait of the probes; relay: --bind ADDRESS
+(default ::, dual stack) and --identity-dir DIR (default: a new key for this run).
+"""
+import argparse
+import json
+import os
+import select
+import socket
+import ssl
+import sys
+import threading
+import time
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import p2pm  # noqa: E402
+from p2pm import Fatal  # noqa: E402
+
+
+def emit(**fields):
+    print(json.dumps(fields), flush=True)
+
+
+def tcp(host, port, timeout):
+    try:
+        return socket.create_connection((host, port), timeout=timeout)
+    except OSError as error:
+        raise Fatal(p2pm.EXIT_UNAVAILABLE, f"cannot connect to {host} port {port}: {error}")
+
+
+# --- Probes -------------------------------------------------------------------------------------
+
+def probe(options, versions, alpn, with_certificate, then_hello):
+    """One TLS client handshake; 0 when the server refused it (what a secure room must do)."""
+    identity = p2pm.Identity.ephemeral() if with_certificate else None
+    try:
+        context = p2pm.tls_context(identity, versions=versions, alpn=alpn)
+    finally:
+        if identity:
+            identity.discard()
+    raw = tcp(options.host, options.port, options.timeout)
+    tls = context.wrap_socket(raw, server_hostname=None, do_handshake_on_connect=False)
+    try:
+        tls.do_handshake()
+        if then_hello:
+            stream = p2pm.FrameStream(tls)
+            stream.send(p2pm.hello("intruder", 1), options.timeout)
+            got = stream.next(options.timeout)
+            if got is None:
+                emit(refused=False, version=tls.version(), alpn=tls.selected_alpn_protocol(),
+                     note=f"no answer within {options.timeout:g} s")
+                return 1
+            emit(refused=False, version=tls.version(), alpn=tls.selected_alpn_protocol(),
+                 answer=p2pm.decode(got[0], got[2]))
+            return 1
+    except (ssl.SSLError, OSError, EOFError) as error:
+        emit(refused=True, error=str(error))
+        return 0
+    finally:
+        raw.close()
+    emit(refused=False, version=tls.version(), alpn=tls.selected_alpn_protocol(), cipher=tls.cipher()[0])
+    return 1
+
+
+def plain_hello(options):
+    conn = tcp(options.host, options.port, options.timeout)
+    conn.settimeout(0.5)
+    try:
+        early = conn.recv(65536)
+    except socket.timeout:
+        early = b""
+    emit(sent_before_our_first_byte=len(early))
+    stream = p2pm.FrameStream(conn)
+    stream.buffer += early
+    started = time.monotonic()
+    try:
+        stream.send(p2pm.hello("plaintext", 0x3F), options.timeout)
+    except OSError as error:
+        emit(closed=True, after=0, error=str(error))
+        return 1
+    errors = []
+    closed = False
+    while time.monotonic() - started < options.timeout:
+        try:
+            got = stream.next(max(0.0, options.timeout - (time.monotonic() - started)))
+        except (EOFError, OSError):
+            closed = True
+            break
+        if got is not None:
+            fields = p2pm.decode(got[0], got[2])
+            emit(**fields)
+            if fields["frame"] == "error":
+                errors.append(fields["code"])
+    emit(closed=closed, after=round(time.monotonic() - started, 3))
+    conn.close()
+    return 0 if not early and errors == [14] and closed else 1
+
+
+def client_hello():
+    """The bytes of a real TLS 1.3 ClientHello with ALPN p2pm/2 (from an in-memory handshake)."""
+    incoming, outgoing = ssl.MemoryBIO(), ssl.MemoryBIO()
+    machine = p2pm.tls_context(None).wrap_bio(incoming, outgoing, server_side=False)
+    try:
+        machine.do_handshake()
+    except ssl.SSLWantReadError:
+        pass
+    return outgoing.read()
+
+
+def half_hello(options):
+    hello = client_hello()
+    conn = tcp(options.host, options.port, options.timeout)
+    half = hello[:len(hello) // 2]
+    conn.sendall(half)
+    started = time.monotonic()
+    received = 0
+    closed = False
+    while True:
+        left = options.seconds - (time.monotonic() - started)
+        if left <= 0:
+            break
+        conn.settimeout(left)
+        try:
+            data = conn.recv(65536)
+        except socket.timeout:
+            break
+        except OSError:
+            closed = True
+            break
+        if not data:
+            closed = True
+            break
+        received += len(data)
+    emit(sent=len(half), of=len(hello), closed=closed, after=round(time.monotonic() - started, 3), received=received)
+    conn.close()
+    return 0 if closed else 1
+
+
+# --- Relay --------------------------------------------------------------------------------------
+
+def forward(client, target):
+    """Passes bytes both ways until either side closes; (bytes up, bytes down)."""
+    other = {client: target, target: client}
+    counts = {client: 0, target: 0}
+    while True:
+        ready = [s for s in other if s.pending()] or select.select(list(other), [], [], 60)[0]
+        for sock in ready:
+            sock.settimeout(0)
+            try:
+                data = sock.recv(65536)
+            except (ssl.SSLWantReadError, ssl.SSLWantWriteError, BlockingIOError):
+                continue
+            except OSError:
+                return counts[client], counts[target]
+            if not data:
+                return counts[client], counts[target]
+            other[sock].settimeout(30)
+            try:
+                other[sock].sendall(data)
+            except OSError:
+                return counts[client], counts[target]
+            counts[sock] += len(data)
+
+
+def relay_one(options, identity, raw, address):
+    server_context = p2pm.tls_context(identity, server_side=True)
+    client_context = p2pm.tls_context(identity)
+    raw.settimeout(options.timeout)
+    client = target = None
+    try:
+        try:
+            client = server_context.wrap_socket(raw, server_side=True)
+        except (ssl.SSLError, OSError) as error:
+            emit(event="relay-failed", side="client", client=address[0], error=str(error))
+            return
+        try:
+            target = client_context.wrap_socket(tcp(options.target_host, options.target_port, options.timeout),
+                                                server_hostname=None)
+        except (ssl.SSLError, OSError, Fatal) as error:
+            emit(event="relay-failed", side="target", client=address[0], error=str(error))
+            return
+        emit(event="relayed", client=address[0], client_key=p2pm.peer_key(client), relay_key=identity.key,
+             target_key=p2pm.peer_key(target), client_safety_code=p2pm.safety_code(client),
+             target_safety_code=p2pm.safety_code(target))
+        up, down = forward(client, target)
+        emit(event="relay-closed", client=address[0], up=up, down=down)
+    finally:
+        for sock in (client, target, raw):
+            if sock is not None:
+                sock.close()
+
+
+def relay(options):
+    identity = (p2pm.Identity.in_directory(options.identity_dir) if options.identity_dir
+                else p2pm.Identity.ephemeral())
+    listener = socket.socket(socket.AF_INET6 if ":" in options.bind else socket.AF_INET, socket.SOCK_STREAM)
+    listener.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    if listener.family == socket.AF_INET6:
+        listener.setsockopt(socket.IPPROTO_IPV6, socket.IPV6_V6ONLY, 0)
+    try:
+        listener.bind((options.bind, options.listen_port))
+    except OSError as error:
+        raise Fatal(p2pm.EXIT_UNAVAILABLE, f"cannot listen on {options.bind} port {options.listen_port}: {error}")
+    listener.listen(64)
+    emit(event="listening", port=listener.getsockname()[1], relay_key=identity.key)
+    try:
+        while True:
+            raw, address = listener.accept()
+            threading.Thread(target=relay_one, args=(options, identity, raw, address), daemon=True).start()
+    finally:
+        identity.discard()
+
+
+def parse(arguments):
+    class Parser(argparse.ArgumentParser):
+        def error(self, message):
+            sys.stderr.write(f"Error: {message}\n{self.format_usage()}  See 'svc-attack.py --help' for more "
+                             "information.\n")
+            sys.exit(p2pm.EXIT_USAGE)
+
+    parser = Parser(prog="svc-attack.py", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--timeout", type=float, default=5, metavar="SECONDS", help="the longest wait (default: 5)")
+    commands = parser.add_subparsers(dest="command", required=True, parser_class=Parser)
+    command = commands.add_parser("relay", help="a man in the middle terminating TLS on both sides")
+    command.add_argument("listen_port", type=int)
+    command.add_argument("target_host")
+    command.add_argument("target_port", type=int)
+    command.add_argument("--bind", default="::", help="the address to listen on (default: ::, dual stack)")
+    command.add_argument("--identity-dir", metavar="DIR", help="the relay's key (default: a new one)")
+    for name, summary in (("tls12", "a TLS 1.2-only client"), ("no-alpn", "TLS 1.3 without ALPN"),
+                          ("no-cert", "TLS 1.3 without a client certificate"),
+                          ("plain-hello", "a plaintext version 1 HELLO"),
+                          ("half-hello", "half a ClientHello, then silence")):
+        command = commands.add_parser(name, help=summary)
+        command.add_argument("host")
+        command.add_argument("port", type=int)
+        if name == "half-hello":
+            command.add_argument("seconds", type=float)
+    return parser.parse_args(arguments)
+
+
+def main(arguments):
+    options = parse(arguments)
+    tls13 = (ssl.TLSVersion.TLSv1_3, ssl.TLSVersion.TLSv1_3)
+    if options.command == "relay":
+        return relay(options)
+    if options.command == "tls12":
+        return probe(options, (ssl.TLSVersion.TLSv1_2, ssl.TLSVersion.TLSv1_2), (p2pm.ALPN,), True, False)
+    if options.command == "no-alpn":
+        return probe(options, tls13, (), True, False)
+    if options.command == "no-cert":
+        return probe(options, tls13, (p2pm.ALPN,), False, True)
+    if options.command == "plain-hello":
+        return plain_hello(options)
+    return half_hello(options)
+
+
+if __name__ == "__main__":
+    try:
+        sys.exit(main(sys.argv[1:]))
+    except Fatal as failure:
+        sys.stderr.write(f"svc-attack.py: {failure}\n")
+        sys.exit(failure.status)
+    except KeyboardInterrupt:
+        sys.exit(130)
