@@ -40,6 +40,15 @@ let package = Package(
             providers: [.apt(["libssl-dev"])]
         ),
 
+        // OpenSSL's libssl and libcrypto, for the TLS 1.3 stage; only SecureTransport imports it
+        // (never in one Swift file with CCrypto).
+        .systemLibrary(
+            name: "CSSL",
+            path: "Modules/CSSL",
+            pkgConfig: "libssl",
+            providers: [.apt(["libssl-dev"])]
+        ),
+
         // Pure modules: values, codecs and state machines; no sockets, no C.
         .target(name: "DiscoveryCore"),
         .target(name: "TransportCore"),
