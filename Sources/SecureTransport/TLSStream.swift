@@ -288,6 +288,7 @@ public final class TLSStream: ByteStream, @unchecked Sendable {
     private func readPlaintext() {
         while !isClosed, !isPaused {
             var error: Int32 = SSL_ERROR_NONE
+            var failure: String?
             let chunk = [UInt8](unsafeUninitializedCapacity: Self.deliveryChunk) { buffer, count in
                 count = 0
                 // One record at most per SSL_read_ex: gather several into one chunk.
@@ -296,28 +297,31 @@ public final class TLSStream: ByteStream, @unchecked Sendable {
                     ERR_clear_error()
                     let result = SSL_read_ex(ssl, buffer.baseAddress! + count, buffer.count - count, &read)
                     error = SSL_get_error(ssl, result)
-                    guard result == 1 else { break }
+                    guard result == 1 else {
+                        // Read the error queue now: the upper layer runs before the failure is handled.
+                        if error != SSL_ERROR_WANT_READ && error != SSL_ERROR_ZERO_RETURN { failure = failureText(error) }
+                        break
+                    }
                     count += read
-                    error = SSL_ERROR_NONE
                 }
             }
-            if !chunk.isEmpty {
-                onBytes(chunk)
-                continue
-            }
+            if !chunk.isEmpty { onBytes(chunk) }
+            if isClosed { return }
+            if let failure { return fail(failure) }
             switch error {
             case SSL_ERROR_WANT_READ:
                 _ = flushCiphertext()
+                return
             case SSL_ERROR_ZERO_RETURN:
                 // close_notify: the peer sends no more; answer in kind, as `Connection` does at EOF.
                 if !isFinishing {
                     isFinishing = true
                     shutDown()
                 }
+                return
             default:
-                fail(failureText(error))
+                continue // the chunk was full
             }
-            return
         }
     }
 
