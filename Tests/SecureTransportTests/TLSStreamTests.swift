@@ -246,11 +246,14 @@ final class TLSStreamTests: XCTestCase {
 final class Producer {
     let stream: any ByteStream
     let bytes: [UInt8]
+    /// Whether to finish the stream once everything is queued.
+    let finishes: Bool
     var sent = 0
 
-    init(_ stream: any ByteStream, _ bytes: [UInt8]) {
+    init(_ stream: any ByteStream, _ bytes: [UInt8], finishes: Bool = false) {
         self.stream = stream
         self.bytes = bytes
+        self.finishes = finishes
         stream.whenDrained { [unowned self] in pump() }
     }
 
@@ -260,5 +263,6 @@ final class Producer {
             guard bytes[sent..<end].withUnsafeBytes({ stream.send($0) }) else { return }
             sent = end
         }
+        if sent == bytes.count, finishes { stream.finish() }
     }
 }
