@@ -26,6 +26,10 @@ static inline void cssl_ctx_disable_session_cache(SSL_CTX *ctx) {
     SSL_CTX_set_session_cache_mode(ctx, SSL_SESS_CACHE_OFF);
 }
 
+static inline long cssl_ctx_set_max_cert_list(SSL_CTX *ctx, long bytes) {
+    return SSL_CTX_set_max_cert_list(ctx, bytes);
+}
+
 static inline int cssl_set_app_data(SSL *ssl, void *data) {
     return SSL_set_app_data(ssl, data);
 }

@@ -11,6 +11,10 @@ import TransportCore
 enum TLSContext {
     enum Role { case server, client }
 
+    /// The most bytes of a peer's certificate message. Ours are one self-signed certificate of
+    /// about 400 bytes; OpenSSL's default (100 KiB) is memory a hostile peer need not get.
+    static let maximumCertificateList = 16_384
+
     /// The one application protocol, as ALPN names it.
     static let applicationProtocol = Array("p2pm/2".utf8)
 
@@ -31,6 +35,7 @@ enum TLSContext {
         SSL_CTX_set_options(context, CSSL_OP_NO_TICKET | CSSL_OP_NO_RENEGOTIATION)
         _ = cssl_ctx_set_mode(context, CSSL_MODE_RELEASE_BUFFERS)
         cssl_ctx_disable_session_cache(context)
+        _ = cssl_ctx_set_max_cert_list(context, maximumCertificateList)
         try check(SSL_CTX_use_certificate(context, certificate) == 1, "SSL_CTX_use_certificate")
         try check(SSL_CTX_use_PrivateKey(context, key) == 1, "SSL_CTX_use_PrivateKey")
         try check(SSL_CTX_check_private_key(context) == 1, "SSL_CTX_check_private_key")

@@ -44,6 +44,21 @@ final class TLSStreamTests: XCTestCase {
         XCTAssertTrue(client.isOpen && server.isOpen)
     }
 
+    func testTheHandshakeAndRecordsSurviveDeliveryOneByteAtATime() throws {
+        let pair = InMemoryStream.pair(scheduler: scheduler, deliveryChunk: 1)
+        let client = try TLSStream(over: pair.0, scheduler: scheduler, identity: clientIdentity, role: .client(acceptsServerKey: { _ in true }))
+        let server = NegotiatingServerStream(over: pair.1, scheduler: scheduler, identity: serverIdentity, allowsPlaintext: true, refusal: [])
+        let clientEnd = Endpoint(client)
+        let serverEnd = Endpoint(server)
+        client.send(Array("byte by byte".utf8))
+        server.send(Array("and back".utf8))
+        scheduler.run()
+        XCTAssertEqual(server.decision, .tls, "a first chunk of one byte (0x16) is enough to decide")
+        XCTAssertEqual(server.secureSession?.safetyCode, client.secureSession?.safetyCode)
+        XCTAssertEqual(String(decoding: serverEnd.received, as: UTF8.self), "byte by byte")
+        XCTAssertEqual(String(decoding: clientEnd.received, as: UTF8.self), "and back")
+    }
+
     func testAKeyThePolicyRefusesFailsTheHandshakeBeforeAnyApplicationByte() throws {
         let (client, server, pair) = try connect(trusting: { _ in false })
         var ciphertextFromClient = 0
