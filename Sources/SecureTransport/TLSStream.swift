@@ -40,6 +40,12 @@ public final class TLSStream: ByteStream, @unchecked Sendable {
     public static let lingerAfterFailure: Duration = .seconds(2)
     /// The most plaintext one `onBytes` call gets.
     static let deliveryChunk = 65_536
+    /// The most plaintext in one TLS record. Records go in and out of the memory BIOs one or
+    /// two at a time, as their buffers never shrink: fed a 256 KiB read whole, each idle
+    /// connection would keep 256 KiB.
+    static let recordSize = 16_384
+    /// Ciphertext handed to OpenSSL at once: a whole record with its header and expansion.
+    static let ciphertextSlice = recordSize + 512
 
     /// The most bytes that may wait for the handshake to complete.
     public let outboxLimit: Int
@@ -198,17 +204,18 @@ public final class TLSStream: ByteStream, @unchecked Sendable {
 
     /// Ciphertext from the peer.
     func receive(_ bytes: [UInt8]) {
-        guard !isClosed else { return }
         var offset = 0
-        while offset < bytes.count {
-            let written = bytes[offset...].withUnsafeBytes { BIO_write(networkIn, $0.baseAddress, Int32(clamping: $0.count)) }
+        while offset < bytes.count, !isClosed {
+            // A record at a time while reading goes on; the rest at once when paused.
+            let end = isPaused ? bytes.count : min(offset + Self.ciphertextSlice, bytes.count)
+            let written = bytes[offset..<end].withUnsafeBytes { BIO_write(networkIn, $0.baseAddress, Int32(clamping: $0.count)) }
             guard written > 0 else {
                 fail("cannot take the peer's data (\(OpenSSL.takeErrorText() ?? "out of memory"))")
                 return
             }
             offset += Int(written)
+            advance()
         }
-        advance()
     }
 
     /// The wrapped stream ended: at once when nothing waits to be read, else once it is.
@@ -289,7 +296,9 @@ public final class TLSStream: ByteStream, @unchecked Sendable {
         while !isClosed, !isPaused {
             var error: Int32 = SSL_ERROR_NONE
             var failure: String?
-            let chunk = [UInt8](unsafeUninitializedCapacity: Self.deliveryChunk) { buffer, count in
+            let available = Int(cssl_bio_pending(networkIn)) + Int(SSL_pending(ssl))
+            let capacity = max(Self.recordSize, min(Self.deliveryChunk, available))
+            let chunk = [UInt8](unsafeUninitializedCapacity: capacity) { buffer, count in
                 count = 0
                 // One record at most per SSL_read_ex: gather several into one chunk.
                 while count < buffer.count {
@@ -331,15 +340,17 @@ public final class TLSStream: ByteStream, @unchecked Sendable {
         while offset < bytes.count {
             var written = 0
             ERR_clear_error()
-            let result = SSL_write_ex(ssl, bytes.baseAddress! + offset, bytes.count - offset, &written)
+            let result = SSL_write_ex(ssl, bytes.baseAddress! + offset, min(bytes.count - offset, Self.recordSize), &written)
             let error = SSL_get_error(ssl, result)
             guard result == 1 else {
                 fail(failureText(error))
                 return false
             }
             offset += written
+            // A record at a time, so the BIO stays one record large.
+            guard flushCiphertext() else { return false }
         }
-        return flushCiphertext()
+        return true
     }
 
     /// Sends close_notify and finishes the wrapped stream.
