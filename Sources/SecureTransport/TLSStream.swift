@@ -429,8 +429,6 @@ public final class TLSStream: ByteStream, @unchecked Sendable {
             return "the peer does not speak protocol \(Self.applicationProtocol) (ALPN): it is not an svc of protocol version 2"
         case SSL_R_SSLV3_ALERT_BAD_CERTIFICATE, SSL_R_SSLV3_ALERT_CERTIFICATE_UNKNOWN, SSL_R_TLSV1_ALERT_UNKNOWN_CA:
             return "the peer refused our key (\(detail))"
-        case SSL_R_UNEXPECTED_EOF_WHILE_READING:
-            return "the peer closed the connection in the middle of a TLS record"
         default:
             return "the TLS handshake or a record failed (\(detail))"
         }
