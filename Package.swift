@@ -19,6 +19,7 @@ let package = Package(
         .library(name: "SafeText", targets: ["SafeText"]),
         .library(name: "MessagingCore", targets: ["MessagingCore"]),
         .library(name: "Messaging", targets: ["Messaging"]),
+        .library(name: "SecureTransport", targets: ["SecureTransport"]),
         .executable(name: "svc-publish", targets: ["svc-publish"]),
         .executable(name: "svc-browse", targets: ["svc-browse"]),
         .executable(name: "svc-connect", targets: ["svc-connect"]),
@@ -40,6 +41,15 @@ let package = Package(
             providers: [.apt(["libssl-dev"])]
         ),
 
+        // OpenSSL's libssl and libcrypto, for the TLS 1.3 stage; only SecureTransport imports it
+        // (never in one Swift file with CCrypto).
+        .systemLibrary(
+            name: "CSSL",
+            path: "Modules/CSSL",
+            pkgConfig: "libssl",
+            providers: [.apt(["libssl-dev"])]
+        ),
+
         // Pure modules: values, codecs and state machines; no sockets, no C.
         .target(name: "DiscoveryCore"),
         .target(name: "TransportCore"),
@@ -52,6 +62,8 @@ let package = Package(
         // I/O: the only importer of CDNSSD, and the POSIX socket layer.
         .target(name: "DNSSD", dependencies: ["CDNSSD", "DiscoveryCore", "TransportCore"]),
         .target(name: "TransportPOSIX", dependencies: ["TransportCore"]),
+        // Identity keys and TLS 1.3 over any ByteStream: the only importer of CSSL.
+        .target(name: "SecureTransport", dependencies: ["CSSL", "TransportCore", "TransportPOSIX"]),
         // Rooms, heartbeats, reconnects and file transfer over TransportPOSIX.
         .target(name: "Messaging", dependencies: ["CCrypto", "MessagingCore", "TransportCore", "TransportPOSIX", "DNSSD", "DiscoveryCore"]),
 
@@ -97,6 +109,7 @@ let package = Package(
         .testTarget(name: "MessagingTests", dependencies: ["Messaging", "MessagingCore", "MessagingTesting", "TransportCore", "TransportPOSIX"]),
         .testTarget(name: "DNSSDTests", dependencies: ["DNSSD", "DiscoveryCore"]),
         .testTarget(name: "TransportPOSIXTests", dependencies: ["TransportPOSIX", "TransportCore"]),
+        .testTarget(name: "SecureTransportTests", dependencies: ["SecureTransport", "CSSL", "MessagingTesting", "TransportCore", "TransportPOSIX"]),
         .testTarget(name: "CommandLineSupportTests", dependencies: ["CommandLineSupport", "DNSSD"]),
         // Runs the built tools on the virtual LAN (Scripts/lan); see Scripts/test.
         .testTarget(name: "EndToEndTests", dependencies: ["DNSSD", "DiscoveryCore"]),

@@ -198,8 +198,17 @@ public final class Connection: @unchecked Sendable {
             case .wouldBlock: return
             case .processed(0): peerFinished()
             case .processed(let count):
+                let wasShort = count < readSize
                 readSize = count == readSize ? min(readSize * 4, Connection.largeRead) : count < Connection.smallRead ? Connection.smallRead : readSize
                 onBytes(chunk)
+                // The read source does not fire again for an EOF that arrived together with
+                // the peer's last bytes (Dispatch on Linux counts bytes, and there are none
+                // left). Once our side is shut down that EOF is all we wait for, so look for
+                // it; otherwise the connection waited for ever (a TLS close_notify and the
+                // FIN right behind it, say).
+                if wasShort, didShutDownSending, !isClosed {
+                    queue.async { [self] in if !isReadSourceSuspended { readAvailable() } }
+                }
             }
         } catch {
             close(error.isReset ? .reset : .failed(error))

@@ -1,0 +1,52 @@
+// OpenSSL's libssl and libcrypto (Debian libssl-dev), for the TLS 1.3 stage; only
+// SecureTransport imports it (and its tests, to stage clients svc would never be).
+// The wrappers below stand in for macros Swift cannot call.
+#include <openssl/ssl.h>
+#include <openssl/err.h>
+#include <openssl/evp.h>
+#include <openssl/ec.h>
+#include <openssl/pem.h>
+#include <openssl/rand.h>
+#include <openssl/x509.h>
+#include <openssl/x509_vfy.h>
+
+static inline int cssl_ctx_set_min_proto_version(SSL_CTX *ctx, int version) {
+    return (int)SSL_CTX_set_min_proto_version(ctx, version);
+}
+
+static inline int cssl_ctx_set_max_proto_version(SSL_CTX *ctx, int version) {
+    return (int)SSL_CTX_set_max_proto_version(ctx, version);
+}
+
+static inline long cssl_ctx_set_mode(SSL_CTX *ctx, long mode) {
+    return SSL_CTX_set_mode(ctx, mode);
+}
+
+static inline void cssl_ctx_disable_session_cache(SSL_CTX *ctx) {
+    SSL_CTX_set_session_cache_mode(ctx, SSL_SESS_CACHE_OFF);
+}
+
+static inline long cssl_ctx_set_max_cert_list(SSL_CTX *ctx, long bytes) {
+    return SSL_CTX_set_max_cert_list(ctx, bytes);
+}
+
+static inline int cssl_set_app_data(SSL *ssl, void *data) {
+    return SSL_set_app_data(ssl, data);
+}
+
+static inline void *cssl_get_app_data(const SSL *ssl) {
+    return SSL_get_app_data(ssl);
+}
+
+static inline long cssl_bio_pending(BIO *bio) {
+    return (long)BIO_pending(bio);
+}
+
+static inline int cssl_err_get_reason(unsigned long error) {
+    return ERR_GET_REASON(error);
+}
+
+static const uint64_t CSSL_OP_NO_TICKET = SSL_OP_NO_TICKET;
+static const uint64_t CSSL_OP_NO_RENEGOTIATION = SSL_OP_NO_RENEGOTIATION;
+static const long CSSL_MODE_RELEASE_BUFFERS = SSL_MODE_RELEASE_BUFFERS;
+static const int CSSL_MBSTRING_ASC = MBSTRING_ASC;

@@ -1,0 +1,124 @@
+import CSSL
+import TransportCore
+
+/// Who this program is on a secure link: an ECDSA P-256 private key, and the self-signed
+/// certificate built from it at load (only its public key matters; peers know us by
+/// `fingerprint`).
+///
+/// Load it once at start and share it: it also holds the TLS settings (one for each role) that
+/// every `TLSStream` of this program uses.
+///
+/// - Important: immutable once made, so it may be shared between threads.
+public final class Identity: @unchecked Sendable {
+    /// The SHA-256 of the public key (DER SubjectPublicKeyInfo): what peers see and pin.
+    public let fingerprint: PublicKeyFingerprint
+    /// The key file, or nil for an ephemeral identity.
+    public let path: String?
+    /// Whether `loadOrCreate(at:)` made a new key (the tool may say so, with the fingerprint).
+    public let wasCreated: Bool
+
+    // OpenSSL objects, owned here and freed in deinit; none is changed after init.
+    /// `EVP_PKEY *`
+    let key: OpaquePointer
+    /// `X509 *`: self-signed, from `key`.
+    let certificate: OpaquePointer
+    /// `SSL_CTX *` for each role, built from the key and certificate (see TLSContext.swift).
+    let serverContext: OpaquePointer
+    let clientContext: OpaquePointer
+
+    /// Takes ownership of `key` (an `EVP_PKEY *`), also when it throws.
+    init(key: OpaquePointer, path: String?, wasCreated: Bool) throws(SecureTransportError) {
+        guard let fingerprint = OpenSSL.fingerprint(ofKey: key) else {
+            EVP_PKEY_free(key)
+            throw OpenSSL.failure("i2d_PUBKEY")
+        }
+        let certificate: OpaquePointer
+        do {
+            certificate = try Identity.selfSignedCertificate(for: key)
+        } catch {
+            EVP_PKEY_free(key)
+            throw error
+        }
+        let server: OpaquePointer
+        let client: OpaquePointer
+        do throws(SecureTransportError) {
+            server = try TLSContext.make(role: .server, key: key, certificate: certificate)
+        } catch {
+            X509_free(certificate)
+            EVP_PKEY_free(key)
+            throw error
+        }
+        do throws(SecureTransportError) {
+            client = try TLSContext.make(role: .client, key: key, certificate: certificate)
+        } catch {
+            SSL_CTX_free(server)
+            X509_free(certificate)
+            EVP_PKEY_free(key)
+            throw error
+        }
+        self.fingerprint = fingerprint
+        self.path = path
+        self.wasCreated = wasCreated
+        self.key = key
+        self.certificate = certificate
+        self.serverContext = server
+        self.clientContext = client
+    }
+
+    deinit {
+        SSL_CTX_free(serverContext)
+        SSL_CTX_free(clientContext)
+        X509_free(certificate)
+        EVP_PKEY_free(key)
+    }
+
+    /// A new key held only in memory: for probes and benchmarks, which need no lasting name.
+    /// - Throws: `SecureTransportError` (`.openSSL`) when OpenSSL cannot make a key.
+    public static func ephemeral() throws(SecureTransportError) -> Identity {
+        try Identity(key: generateKey(), path: nil, wasCreated: true)
+    }
+
+    /// A new ECDSA P-256 key (`EVP_PKEY *`, owned by the caller).
+    static func generateKey() throws(SecureTransportError) -> OpaquePointer {
+        guard let context = EVP_PKEY_CTX_new_from_name(nil, "EC", nil) else { throw OpenSSL.failure("EVP_PKEY_CTX_new_from_name") }
+        defer { EVP_PKEY_CTX_free(context) }
+        var key: OpaquePointer?
+        guard EVP_PKEY_keygen_init(context) == 1 else { throw OpenSSL.failure("EVP_PKEY_keygen_init") }
+        guard EVP_PKEY_CTX_set_group_name(context, "P-256") == 1 else { throw OpenSSL.failure("EVP_PKEY_CTX_set_group_name") }
+        guard EVP_PKEY_generate(context, &key) == 1, let key else { throw OpenSSL.failure("EVP_PKEY_generate") }
+        return key
+    }
+
+    /// Whether `key` is an ECDSA P-256 key, the only kind svc makes and loads.
+    static func isP256(_ key: OpaquePointer) -> Bool {
+        guard EVP_PKEY_is_a(key, "EC") == 1 else { return false }
+        var name = [CChar](repeating: 0, count: 64)
+        var length = 0
+        guard EVP_PKEY_get_group_name(key, &name, name.count, &length) == 1 else { return false }
+        let group = String(decoding: name.prefix(length).map { UInt8(bitPattern: $0) }, as: UTF8.self)
+        return group == "prime256v1" || group == "P-256"
+    }
+
+    /// A self-signed X.509 v3 certificate for `key`: subject and issuer CN=svc, a random
+    /// serial, valid from a day ago for 100 years, signed with ECDSA and SHA-256. Nothing in it
+    /// but the public key matters, so it is made anew at every start.
+    private static func selfSignedCertificate(for key: OpaquePointer) throws(SecureTransportError) -> OpaquePointer {
+        guard let certificate = X509_new() else { throw OpenSSL.failure("X509_new") }
+        var serial = [UInt8](repeating: 0, count: 8)
+        guard X509_set_version(certificate, 2) == 1,
+              RAND_bytes(&serial, Int32(serial.count)) == 1,
+              ASN1_INTEGER_set_uint64(X509_get_serialNumber(certificate), serial.reduce(UInt64(0)) { $0 << 8 | UInt64($1) }) == 1,
+              X509_gmtime_adj(X509_getm_notBefore(certificate), -86_400) != nil,
+              X509_time_adj_ex(X509_getm_notAfter(certificate), 36_525, 0, nil) != nil,
+              let name = X509_get_subject_name(certificate),
+              X509_NAME_add_entry_by_txt(name, "CN", CSSL_MBSTRING_ASC, "svc", -1, -1, 0) == 1,
+              X509_set_issuer_name(certificate, name) == 1,
+              X509_set_pubkey(certificate, key) == 1,
+              X509_sign(certificate, key, EVP_sha256()) > 0
+        else {
+            X509_free(certificate)
+            throw OpenSSL.failure("building the self-signed certificate")
+        }
+        return certificate
+    }
+}

@@ -1,0 +1,44 @@
+import CSSL
+import TransportCore
+
+/// Small helpers over libcrypto shared by the identity and the TLS stream.
+enum OpenSSL {
+    /// The error queue's last reason as OpenSSL words (e.g. "wrong version number"), then
+    /// clears the queue; nil when it was empty.
+    static func takeErrorText() -> String? {
+        let error = ERR_peek_last_error()
+        ERR_clear_error()
+        guard error != 0, let text = ERR_reason_error_string(error) else { return nil }
+        return String(cString: text)
+    }
+
+    /// The reason code of the error queue's last entry (0 when empty), without clearing it.
+    static var lastReason: Int32 {
+        cssl_err_get_reason(ERR_peek_last_error())
+    }
+
+    /// An error for an OpenSSL call that failed where it should not.
+    static func failure(_ call: String) -> SecureTransportError {
+        let detail = takeErrorText().map { " (\($0))" } ?? ""
+        return SecureTransportError(.openSSL, "OpenSSL's \(call) failed\(detail); is libssl3 installed properly?")
+    }
+
+    /// The SHA-256 of a public key's DER SubjectPublicKeyInfo: the key's fingerprint.
+    /// - Parameter key: an `EVP_PKEY *`.
+    static func fingerprint(ofKey key: OpaquePointer) -> PublicKeyFingerprint? {
+        var der: UnsafeMutablePointer<UInt8>?
+        let length = i2d_PUBKEY(key, &der)
+        guard length > 0, let der else { return nil }
+        defer { CRYPTO_free(der, #fileID, #line) }
+        var digest = [UInt8](repeating: 0, count: Int(EVP_MAX_MD_SIZE))
+        var digestLength: UInt32 = 0
+        guard EVP_Digest(der, Int(length), &digest, &digestLength, EVP_sha256(), nil) == 1 else { return nil }
+        return PublicKeyFingerprint(bytes: Array(digest.prefix(Int(digestLength))))
+    }
+
+    /// The fingerprint of the public key in a certificate (`X509 *`).
+    static func fingerprint(ofCertificate certificate: OpaquePointer) -> PublicKeyFingerprint? {
+        guard let key = X509_get0_pubkey(certificate) else { return nil }
+        return fingerprint(ofKey: key)
+    }
+}

@@ -1,0 +1,467 @@
+import CSSL
+import TransportCore
+import TransportPOSIX
+
+/// TLS 1.3 over any `ByteStream` (a TCP `Connection`, an in-memory stream): protocol
+/// version 2's secure link. Ciphertext goes through the wrapped stream; this stream carries
+/// the plaintext, so rooms and transfers use it exactly as a plain stream.
+///
+/// Both sides present their `Identity`. The server requires a client key and accepts any (the
+/// room decides what a key may do); the client asks `acceptsServerKey` inside the handshake,
+/// and a "no" ends the handshake before any application byte is sent (`rejectedPeerKey` then
+/// holds the key that was refused). When the handshake completes, `secureSession` gives the
+/// peer's key and the session's safety code.
+///
+/// Bytes sent before then wait here, up to `outboxLimit` (past it the stream fails and closes,
+/// as `Connection` does); afterwards the wrapped stream's own outbox limit applies.
+///
+/// A handshake that fails closes the stream with `.failed(TransportError)` whose call is
+/// "TLS" and whose text says what happened, e.g. `TLS: the peer does not speak TLS 1.3 ...`;
+/// the wrapped stream then gets a moment (`lingerAfterFailure`) to carry the alert before it is
+/// closed. The upper layer's handshake deadline covers a peer that stops in the middle.
+///
+/// - Important: every method must be called on the wrapped stream's executor (the one
+///   `scheduler` runs on), and the handlers run there. `acceptsServerKey` runs inside the
+///   handshake: it must decide and return, not call back into this stream.
+public final class TLSStream: ByteStream, @unchecked Sendable {
+    /// Which end of the handshake this is.
+    public enum Role {
+        /// Requires a client key, accepts any.
+        case server
+        /// Asks `acceptsServerKey` about the server's key; false aborts the handshake.
+        case client(acceptsServerKey: (PublicKeyFingerprint) -> Bool)
+    }
+
+    /// The ALPN name of the protocol inside: `p2pm/2`.
+    public static let applicationProtocol = "p2pm/2"
+    /// The label of the keying material the safety code comes from.
+    public static let safetyCodeLabel = "EXPORTER-p2pm-safety-code"
+    /// How long the wrapped stream may take to carry a failure's alert before it is closed.
+    public static let lingerAfterFailure: Duration = .seconds(2)
+    /// The most plaintext one `onBytes` call gets.
+    static let deliveryChunk = 65_536
+    /// The most plaintext in one TLS record. Records go in and out of the memory BIOs one or
+    /// two at a time, as their buffers never shrink: fed a 256 KiB read whole, each idle
+    /// connection would keep 256 KiB.
+    static let recordSize = 16_384
+    /// Ciphertext handed to OpenSSL at once: a whole record with its header and expansion.
+    static let ciphertextSlice = recordSize + 512
+
+    /// The most bytes that may wait for the handshake to complete.
+    public let outboxLimit: Int
+    /// The peer's key and the session's safety code, once the handshake has completed.
+    ///
+    /// In TLS 1.3 a client's handshake completes before the server has judged the client's
+    /// key, so on the client a session can still fail right after; count it as admitted only
+    /// when the room says so.
+    public private(set) var secureSession: SecureSession?
+    /// Client: the server key the policy refused, once it has (the handshake then fails).
+    public private(set) var rejectedPeerKey: PublicKeyFingerprint?
+    public private(set) var isClosed = false
+    public var isOpen: Bool { !isClosed && !isFinishing }
+    public var peer: SocketEndpoint? { inner.peer }
+    public var bufferedByteCount: Int { waiting.count + inner.bufferedByteCount }
+
+    // All guarded by the executor (see above).
+    private let inner: any ByteStream
+    private let scheduler: any Scheduler
+    /// Keeps the `SSL_CTX` the `SSL` was made from alive.
+    private let identity: Identity
+    private let acceptsServerKey: ((PublicKeyFingerprint) -> Bool)?
+    private var isServer: Bool { acceptsServerKey == nil }
+    /// `SSL *`, owning both memory BIOs.
+    private let ssl: OpaquePointer
+    /// Ciphertext from the peer goes in here (`BIO *`, owned by `ssl`).
+    private let networkIn: OpaquePointer
+    /// Ciphertext for the peer comes out here (`BIO *`, owned by `ssl`).
+    private let networkOut: OpaquePointer
+    /// Plaintext sent before the handshake completed.
+    private var waiting: [UInt8] = []
+    private var isFinishing = false
+    private var isPaused = false
+    private var isDeliveryScheduled = false
+    /// Server: the client's hello named no `p2pm/2` (the handshake fails because of it).
+    private var clientOfferedNoProtocol = false
+    /// How the wrapped stream ended, while plaintext inside `ssl` still waits for a reader.
+    private var innerEnd: Connection.CloseReason?
+    private var onBytes: ([UInt8]) -> Void = { _ in }
+    private var onClose: (Connection.CloseReason) -> Void = { _ in }
+    private var onDrained: (() -> Void)?
+
+    /// Wraps `stream`, which must not be started yet (`start` starts it).
+    /// - Parameters:
+    ///   - stream: carries the ciphertext.
+    ///   - scheduler: the executor `stream` runs on, and its clock.
+    ///   - identity: the key and certificate this end presents.
+    ///   - role: server, or client with its policy for the server's key.
+    ///   - outboxLimit: the most plaintext that may wait for the handshake (4 MiB, as `Connection`).
+    /// - Throws: `SecureTransportError` (`.openSSL`) when OpenSSL cannot make the connection.
+    public init(over stream: any ByteStream, scheduler: any Scheduler, identity: Identity, role: Role,
+                outboxLimit: Int = 4 << 20) throws(SecureTransportError) {
+        let isServer: Bool
+        switch role {
+        case .server:
+            isServer = true
+            acceptsServerKey = nil
+        case .client(let policy):
+            isServer = false
+            acceptsServerKey = policy
+        }
+        ERR_clear_error()
+        guard let ssl = SSL_new(isServer ? identity.serverContext : identity.clientContext) else { throw OpenSSL.failure("SSL_new") }
+        guard let networkIn = BIO_new(BIO_s_mem()), let networkOut = BIO_new(BIO_s_mem()) else {
+            SSL_free(ssl)
+            throw OpenSSL.failure("BIO_new")
+        }
+        SSL_set_bio(ssl, networkIn, networkOut)
+        if isServer { SSL_set_accept_state(ssl) } else { SSL_set_connect_state(ssl) }
+        self.inner = stream
+        self.scheduler = scheduler
+        self.identity = identity
+        self.outboxLimit = outboxLimit
+        self.ssl = ssl
+        self.networkIn = networkIn
+        self.networkOut = networkOut
+        _ = cssl_set_app_data(ssl, Unmanaged.passUnretained(self).toOpaque())
+    }
+
+    deinit {
+        SSL_free(ssl)
+    }
+
+    /// Starts the wrapped stream and the handshake (the client sends its hello at once).
+    public func start(onBytes: @escaping ([UInt8]) -> Void, onClose: @escaping (Connection.CloseReason) -> Void) {
+        inner.start(onBytes: { [self] in receive($0) }, onClose: { [self] in innerClosed($0) })
+        begin(onBytes: onBytes, onClose: onClose)
+    }
+
+    /// Starts the handshake over a wrapped stream someone else reads (`NegotiatingServerStream`
+    /// hands its bytes to `receive` and its end to `innerClosed`).
+    func begin(onBytes: @escaping ([UInt8]) -> Void, onClose: @escaping (Connection.CloseReason) -> Void) {
+        self.onBytes = onBytes
+        self.onClose = onClose
+        if !isServer { advance() }
+    }
+
+    /// Queues plaintext: encrypted at once after the handshake, kept until then (up to
+    /// `outboxLimit`). Returns false, and closes with `.failed`, past that limit; false when
+    /// the stream cannot send any more.
+    @discardableResult
+    public func send(_ bytes: UnsafeRawBufferPointer) -> Bool {
+        guard isOpen else { return false }
+        guard secureSession != nil else {
+            guard waiting.count + bytes.count <= outboxLimit else {
+                close(.failed(TransportError("send", message: "the peer is not reading; more than \(outboxLimit) bytes are waiting")))
+                return false
+            }
+            waiting.append(contentsOf: bytes)
+            return true
+        }
+        return encrypt(bytes)
+    }
+
+    /// Sends what is queued and TLS's close_notify, then finishes the wrapped stream; the
+    /// stream closes when the peer has closed its side. Before the handshake completes this
+    /// happens right after it.
+    public func finish() {
+        guard isOpen else { return }
+        isFinishing = true
+        if secureSession != nil { shutDown() }
+    }
+
+    /// Closes at once, without close_notify; queued bytes are dropped.
+    public func close() { close(.closedLocally) }
+
+    /// Stops handing plaintext to `onBytes` until `resumeReading()`. The handshake goes on.
+    public func pauseReading() {
+        isPaused = true
+        if secureSession != nil { inner.pauseReading() }
+    }
+
+    /// Hands plaintext again, first what was already decrypted or received meanwhile.
+    public func resumeReading() {
+        guard isPaused else { return }
+        isPaused = false
+        inner.resumeReading()
+        guard !isDeliveryScheduled else { return }
+        isDeliveryScheduled = true
+        scheduler.execute { [self] in
+            isDeliveryScheduled = false
+            advance()
+        }
+    }
+
+    /// Calls `handler` each time the wrapped stream's outbox empties with nothing waiting here.
+    public func whenDrained(_ handler: (() -> Void)?) {
+        onDrained = handler
+        inner.whenDrained(handler == nil ? nil : { [weak self] in
+            guard let self, !isClosed, waiting.isEmpty, secureSession != nil else { return }
+            onDrained?()
+        })
+    }
+
+    // MARK: - From the wrapped stream
+
+    /// Ciphertext from the peer.
+    func receive(_ bytes: [UInt8]) {
+        var offset = 0
+        while offset < bytes.count, !isClosed {
+            // A record at a time while reading goes on; the rest at once when paused.
+            let end = isPaused ? bytes.count : min(offset + Self.ciphertextSlice, bytes.count)
+            let written = bytes[offset..<end].withUnsafeBytes { BIO_write(networkIn, $0.baseAddress, Int32(clamping: $0.count)) }
+            guard written > 0 else {
+                fail("cannot take the peer's data (\(OpenSSL.takeErrorText() ?? "out of memory"))")
+                return
+            }
+            offset += Int(written)
+            advance()
+        }
+    }
+
+    /// The wrapped stream ended: at once when nothing waits to be read, else once it is.
+    func innerClosed(_ reason: Connection.CloseReason) {
+        guard !isClosed else { return }
+        innerEnd = reason
+        advance()
+    }
+
+    // MARK: - The handshake and the records
+
+    /// Moves the handshake on, hands out plaintext, and closes when the wrapped stream ended
+    /// and nothing is left to read.
+    private func advance() {
+        guard !isClosed else { return }
+        if secureSession == nil {
+            guard handshake() else {
+                if let innerEnd, !isClosed { endBeforeSession(innerEnd) }
+                return
+            }
+        }
+        readPlaintext()
+        if let innerEnd, !isClosed, !isPaused { close(innerEnd) }
+    }
+
+    /// Returns true once the handshake has completed (and the session is set).
+    private func handshake() -> Bool {
+        ERR_clear_error()
+        let result = SSL_do_handshake(ssl)
+        let error = SSL_get_error(ssl, result)
+        if result == 1 {
+            guard flushCiphertext() else { return false }
+            return completeHandshake()
+        }
+        if error == SSL_ERROR_WANT_READ {
+            _ = flushCiphertext()
+            return false
+        }
+        fail(failureText(error))
+        return false
+    }
+
+    private func completeHandshake() -> Bool {
+        var selected: UnsafePointer<UInt8>?
+        var selectedLength: UInt32 = 0
+        SSL_get0_alpn_selected(ssl, &selected, &selectedLength)
+        let chosen = selected.map { Array(UnsafeBufferPointer(start: $0, count: Int(selectedLength))) } ?? []
+        guard chosen == TLSContext.applicationProtocol else {
+            fail(isServer ? "the client did not ask for protocol \(Self.applicationProtocol) (ALPN): it is not an svc client of protocol version 2"
+                          : "the server did not choose protocol \(Self.applicationProtocol) (ALPN): it is not an svc room of protocol version 2")
+            return false
+        }
+        guard let certificate = SSL_get0_peer_certificate(ssl), let peerKey = OpenSSL.fingerprint(ofCertificate: certificate) else {
+            fail("the peer presented no key")
+            return false
+        }
+        var exported = [UInt8](repeating: 0, count: 8)
+        ERR_clear_error()
+        let exportResult = SSL_export_keying_material(ssl, &exported, exported.count, Self.safetyCodeLabel,
+                                                      Self.safetyCodeLabel.utf8.count, nil, 0, 0)
+        guard exportResult == 1, let code = SecureSession.safetyCode(fromExported: exported) else {
+            fail("cannot derive the safety code (\(OpenSSL.takeErrorText() ?? "no detail"))")
+            return false
+        }
+        secureSession = SecureSession(peerKey: peerKey, safetyCode: code)
+        if isPaused { inner.pauseReading() }
+        if !waiting.isEmpty {
+            let queued = waiting
+            waiting = []
+            guard queued.withUnsafeBytes({ encrypt($0) }) else { return false }
+        }
+        if isFinishing { shutDown() }
+        return !isClosed
+    }
+
+    /// Hands decrypted bytes to `onBytes` until none is left or reading pauses.
+    private func readPlaintext() {
+        while !isClosed, !isPaused {
+            var error: Int32 = SSL_ERROR_NONE
+            var failure: String?
+            let available = Int(cssl_bio_pending(networkIn)) + Int(SSL_pending(ssl))
+            let capacity = max(Self.recordSize, min(Self.deliveryChunk, available))
+            let chunk = [UInt8](unsafeUninitializedCapacity: capacity) { buffer, count in
+                count = 0
+                // One record at most per SSL_read_ex: gather several into one chunk.
+                while count < buffer.count {
+                    var read = 0
+                    ERR_clear_error()
+                    let result = SSL_read_ex(ssl, buffer.baseAddress! + count, buffer.count - count, &read)
+                    error = SSL_get_error(ssl, result)
+                    guard result == 1 else {
+                        // Read the error queue now: the upper layer runs before the failure is handled.
+                        if error != SSL_ERROR_WANT_READ && error != SSL_ERROR_ZERO_RETURN { failure = failureText(error) }
+                        break
+                    }
+                    count += read
+                }
+            }
+            if !chunk.isEmpty { onBytes(chunk) }
+            if isClosed { return }
+            if let failure { return fail(failure) }
+            switch error {
+            case SSL_ERROR_WANT_READ:
+                _ = flushCiphertext()
+                return
+            case SSL_ERROR_ZERO_RETURN:
+                // close_notify: the peer sends no more; answer in kind, as `Connection` does at EOF.
+                if !isFinishing {
+                    isFinishing = true
+                    shutDown()
+                }
+                return
+            default:
+                continue // the chunk was full
+            }
+        }
+    }
+
+    /// Encrypts and hands the records to the wrapped stream.
+    private func encrypt(_ bytes: UnsafeRawBufferPointer) -> Bool {
+        var offset = 0
+        while offset < bytes.count {
+            var written = 0
+            ERR_clear_error()
+            let result = SSL_write_ex(ssl, bytes.baseAddress! + offset, min(bytes.count - offset, Self.recordSize), &written)
+            let error = SSL_get_error(ssl, result)
+            guard result == 1 else {
+                fail(failureText(error))
+                return false
+            }
+            offset += written
+            // A record at a time, so the BIO stays one record large.
+            guard flushCiphertext() else { return false }
+        }
+        return true
+    }
+
+    /// Sends close_notify and finishes the wrapped stream.
+    private func shutDown() {
+        ERR_clear_error()
+        let result = SSL_shutdown(ssl)
+        _ = SSL_get_error(ssl, result)
+        ERR_clear_error()
+        guard flushCiphertext() else { return }
+        inner.finish()
+    }
+
+    /// Moves what OpenSSL wrote into the wrapped stream. False when that stream refused
+    /// (it then closed, and so did this one).
+    private func flushCiphertext() -> Bool {
+        let pending = Int(cssl_bio_pending(networkOut))
+        guard pending > 0 else { return true }
+        let bytes = [UInt8](unsafeUninitializedCapacity: pending) { buffer, count in
+            count = Int(max(0, BIO_read(networkOut, buffer.baseAddress, Int32(clamping: pending))))
+        }
+        guard inner.isOpen else { return !isClosed }
+        return inner.send(bytes) && !isClosed
+    }
+
+    // MARK: - Called by the callbacks in TLSContext.swift, inside libssl calls
+
+    /// Whether the peer's certificate (`X509 *`) is acceptable: any for the server; the
+    /// policy's answer for the client.
+    func acceptsPeerCertificate(_ certificate: OpaquePointer) -> Bool {
+        guard let key = OpenSSL.fingerprint(ofCertificate: certificate) else { return false }
+        guard let acceptsServerKey else { return true }
+        if acceptsServerKey(key) { return true }
+        rejectedPeerKey = key
+        return false
+    }
+
+    func noteClientOfferedNoProtocol() {
+        clientOfferedNoProtocol = true
+    }
+
+    // MARK: - Ending
+
+    /// The wrapped stream ended before the handshake completed.
+    private func endBeforeSession(_ reason: Connection.CloseReason) {
+        switch reason {
+        case .closedByPeer:
+            let hint = isServer ? "" : " (it may have refused our key, or not speak TLS 1.3)"
+            close(.failed(TransportError("TLS", message: "the peer closed the connection during the handshake\(hint)")))
+        default:
+            close(reason)
+        }
+    }
+
+    /// What a failed libssl call means, in words a user understands. Reads the error queue,
+    /// so call it right after the failing call.
+    private func failureText(_ error: Int32) -> String {
+        if let rejectedPeerKey {
+            return "the server presented key \(rejectedPeerKey.full), which is not the one expected"
+        }
+        if clientOfferedNoProtocol {
+            return "the client did not ask for protocol \(Self.applicationProtocol) (ALPN): it is not an svc client of protocol version 2"
+        }
+        let reason = OpenSSL.lastReason
+        let detail = OpenSSL.takeErrorText() ?? "no detail from OpenSSL (error \(error))"
+        switch reason {
+        case SSL_R_UNSUPPORTED_PROTOCOL, SSL_R_TLSV1_ALERT_PROTOCOL_VERSION, SSL_R_NO_PROTOCOLS_AVAILABLE:
+            return "the peer does not speak TLS 1.3 (\(detail)); it needs an update"
+        case SSL_R_WRONG_VERSION_NUMBER, SSL_R_HTTP_REQUEST, SSL_R_PACKET_LENGTH_TOO_LONG, SSL_R_UNKNOWN_PROTOCOL,
+             SSL_R_RECORD_LENGTH_MISMATCH:
+            return "the peer does not speak TLS (\(detail)): it may be an older svc (protocol version 1) or not svc at all"
+        case SSL_R_PEER_DID_NOT_RETURN_A_CERTIFICATE:
+            return "the client presented no key (certificate); members of a secure room must"
+        case SSL_R_TLSV13_ALERT_CERTIFICATE_REQUIRED:
+            return "the server requires our key (certificate) and did not get it"
+        case SSL_R_TLSV1_ALERT_NO_APPLICATION_PROTOCOL, SSL_R_NO_APPLICATION_PROTOCOL:
+            return "the peer does not speak protocol \(Self.applicationProtocol) (ALPN): it is not an svc of protocol version 2"
+        case SSL_R_SSLV3_ALERT_BAD_CERTIFICATE, SSL_R_SSLV3_ALERT_CERTIFICATE_UNKNOWN, SSL_R_TLSV1_ALERT_UNKNOWN_CA:
+            return "the peer refused our key (\(detail))"
+        default:
+            return "the TLS handshake or a record failed (\(detail))"
+        }
+    }
+
+    /// Ends with a failure: the alert OpenSSL wrote goes out, the wrapped stream finishes and
+    /// is closed after `lingerAfterFailure` if the peer keeps it open.
+    private func fail(_ text: String) {
+        guard !isClosed else { return }
+        _ = flushCiphertext()
+        guard !isClosed else { return }
+        // Closed first: what the wrapped stream reports from here on is no news.
+        isClosed = true
+        let inner = inner
+        inner.finish()
+        scheduler.schedule(after: Self.lingerAfterFailure) { inner.close() }
+        report(.failed(TransportError("TLS", message: text)))
+    }
+
+    private func close(_ reason: Connection.CloseReason) {
+        guard !isClosed else { return }
+        isClosed = true
+        inner.close()
+        report(reason)
+    }
+
+    /// Tells the upper layer, once; `isClosed` is already set.
+    private func report(_ reason: Connection.CloseReason) {
+        waiting = []
+        let handler = onClose
+        onBytes = { _ in }
+        onClose = { _ in }
+        onDrained = nil
+        handler(reason)
+    }
+}

@@ -1,0 +1,136 @@
+import CSSL
+import Glibc
+import MessagingTesting
+@testable import SecureTransport
+import XCTest
+
+/// Identity key files: created 0600 without a race, reloaded to the same key, refused like ssh
+/// when others could read them, refused with advice when they hold no key.
+final class IdentityTests: XCTestCase {
+    func mode(of path: String) -> mode_t {
+        var status = stat()
+        XCTAssertEqual(stat(path, &status), 0, path)
+        return status.st_mode & 0o777
+    }
+
+    func testAMissingKeyIsCreatedReadableOnlyByUsAndReloadsToTheSameKey() throws {
+        let directory = try TemporaryDirectory()
+        let path = directory.path + "/identity.pem"
+        let created = try Identity.loadOrCreate(at: path)
+        XCTAssertTrue(created.wasCreated)
+        XCTAssertEqual(created.path, path)
+        XCTAssertEqual(mode(of: path), 0o600)
+        let text = String(decoding: TemporaryDirectory.read(path) ?? [], as: UTF8.self)
+        XCTAssertTrue(text.hasPrefix("-----BEGIN PRIVATE KEY-----\n"), text)
+        let loaded = try Identity.loadOrCreate(at: path)
+        XCTAssertFalse(loaded.wasCreated)
+        XCTAssertEqual(loaded.fingerprint, created.fingerprint)
+        XCTAssertNotEqual(try Identity.ephemeral().fingerprint, created.fingerprint)
+    }
+
+    func testIdentitiesLoadedFromOneFileRecogniseEachOther() throws {
+        let directory = try TemporaryDirectory()
+        let path = directory.path + "/identity.pem"
+        let first = try Identity.loadOrCreate(at: path)
+        let scheduler = ManualScheduler()
+        let pair = InMemoryStream.pair(scheduler: scheduler)
+        let server = try TLSStream(over: pair.1, scheduler: scheduler, identity: try Identity.loadOrCreate(at: path), role: .server)
+        let client = try TLSStream(over: pair.0, scheduler: scheduler, identity: TLSStreamTests.clientIdentity,
+                                   role: .client(acceptsServerKey: { $0 == first.fingerprint }))
+        let ends = [Endpoint(server), Endpoint(client)]
+        scheduler.run()
+        XCTAssertEqual(client.secureSession?.peerKey, first.fingerprint, "the key survives a restart: \(ends.map(\.closed))")
+    }
+
+    func testAKeyFileOthersCanReadIsRefusedLikeSsh() throws {
+        let directory = try TemporaryDirectory()
+        let path = directory.path + "/identity.pem"
+        _ = try Identity.loadOrCreate(at: path)
+        for loose: mode_t in [0o644, 0o640, 0o604, 0o620] {
+            XCTAssertEqual(chmod(path, loose), 0)
+            XCTAssertThrowsError(try Identity.loadOrCreate(at: path)) { error in
+                let error = error as? SecureTransportError
+                XCTAssertEqual(error?.code, .keyFileTooOpen)
+                let octal = "0" + String(loose, radix: 8)
+                XCTAssertEqual(error?.message, "permissions \(octal) for '\(path)' are too open: a private key must be readable only by you; run: chmod 600 '\(path)'")
+            }
+        }
+        XCTAssertEqual(chmod(path, 0o400), 0)
+        XCTAssertNoThrow(try Identity.loadOrCreate(at: path), "read-only for us is fine")
+    }
+
+    func testAFileThatHoldsNoKeyIsRefusedWithAdvice() throws {
+        let directory = try TemporaryDirectory()
+        let certificateLike = "-----BEGIN CERTIFICATE-----\nMIIB\n-----END CERTIFICATE-----\n"
+        for (name, contents) in [("text.pem", Array("not a key at all\n".utf8)), ("empty.pem", []),
+                                 ("certificate.pem", Array(certificateLike.utf8)),
+                                 ("huge.pem", [UInt8](repeating: 0x41, count: Identity.keyFileLimit + 1))] {
+            let path = directory.write(contents, to: name)
+            XCTAssertEqual(chmod(path, 0o600), 0)
+            XCTAssertThrowsError(try Identity.loadOrCreate(at: path)) { error in
+                let error = error as? SecureTransportError
+                XCTAssertEqual(error?.code, .notAKey, name)
+                XCTAssertEqual(error?.message.contains("move it away and svc will create a new key there"), true, "\(String(describing: error))")
+            }
+        }
+    }
+
+    func testAKeyOfAnotherKindIsRefused() throws {
+        let directory = try TemporaryDirectory()
+        // Valid private keys (OpenSSL reads them), but not what svc makes: Ed25519 and P-384.
+        let others = [
+            "ed25519.pem": """
+            -----BEGIN PRIVATE KEY-----
+            MC4CAQAwBQYDK2VwBCIEINDRYITwwhozwWzlx4phCZKX1k0VYtsb436+rtZsY/d2
+            -----END PRIVATE KEY-----
+
+            """,
+            "p384.pem": """
+            -----BEGIN PRIVATE KEY-----
+            MIG2AgEAMBAGByqGSM49AgEGBSuBBAAiBIGeMIGbAgEBBDCh7ZyDD6YXkaHI5sHm
+            URvz/nP5cxXWHdcwMWVqZ2WwtVRWaQnOtu1x2Jy7PFJhcwGhZANiAARD4gxKA7rL
+            QOw3lascomw1W6Epao4CaemCtVfcT//tyhcqTplTIsin3rA2aBx8OfPSNpc71mnL
+            qv/Cjd7O9o3C4rOiNDPBAJmXK+IT9BDuNqPs6dskC8UwSMJ3CG3EptE=
+            -----END PRIVATE KEY-----
+
+            """,
+        ]
+        for (name, pem) in others {
+            let bytes = Array(pem.utf8)
+            let parsed: OpaquePointer? = bytes.withUnsafeBytes { buffer in
+                let bio = BIO_new_mem_buf(buffer.baseAddress, Int32(buffer.count))
+                defer { BIO_free(bio) }
+                return PEM_read_bio_PrivateKey(bio, nil, nil, nil)
+            }
+            XCTAssertNotNil(parsed, "\(name) is a key OpenSSL reads")
+            EVP_PKEY_free(parsed)
+            let path = directory.write(bytes, to: name)
+            XCTAssertEqual(chmod(path, 0o600), 0)
+            XCTAssertThrowsError(try Identity.loadOrCreate(at: path)) { error in
+                XCTAssertEqual((error as? SecureTransportError)?.code, .notAKey, name)
+            }
+        }
+    }
+
+    func testAMissingDirectoryIsNotCreatedForAGivenPath() throws {
+        let directory = try TemporaryDirectory()
+        let path = directory.path + "/missing/identity.pem"
+        XCTAssertThrowsError(try Identity.loadOrCreate(at: path)) { error in
+            let error = error as? SecureTransportError
+            XCTAssertEqual(error?.code, .keyFileUnusable)
+            XCTAssertEqual(error?.message.contains("its directory does not exist"), true, "\(String(describing: error))")
+        }
+    }
+
+    func testTheDefaultPathIsUnderXDGConfigHomeInADirectoryOnlyWeCanEnter() throws {
+        let directory = try TemporaryDirectory()
+        let saved = getenv("XDG_CONFIG_HOME").map { String(cString: $0) }
+        defer { if let saved { setenv("XDG_CONFIG_HOME", saved, 1) } else { unsetenv("XDG_CONFIG_HOME") } }
+        setenv("XDG_CONFIG_HOME", directory.path + "/config", 1)
+        let path = try Identity.defaultPath()
+        XCTAssertEqual(path, directory.path + "/config/svc/identity.pem")
+        XCTAssertEqual(mode(of: directory.path + "/config/svc"), 0o700)
+        XCTAssertEqual(try Identity.defaultPath(), path, "an existing directory is fine")
+        XCTAssertTrue(try Identity.loadOrCreate(at: path).wasCreated)
+    }
+}

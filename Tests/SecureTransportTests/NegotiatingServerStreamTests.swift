@@ -1,0 +1,119 @@
+import MessagingTesting
+@testable import SecureTransport
+import TransportCore
+import TransportPOSIX
+import XCTest
+
+/// The server's first-byte decision: TLS, plaintext allowed, plaintext refused; what the room
+/// sends before the decision takes the chosen path.
+final class NegotiatingServerStreamTests: XCTestCase {
+    let scheduler = ManualScheduler()
+    let refusal = Array("\u{0}\u{0}\u{0}\u{5}nope!".utf8)
+    var serverIdentity: Identity { TLSStreamTests.serverIdentity }
+    var clientIdentity: Identity { TLSStreamTests.clientIdentity }
+
+    func negotiating(over stream: InMemoryStream, allowsPlaintext: Bool) -> NegotiatingServerStream {
+        NegotiatingServerStream(over: stream, scheduler: scheduler, identity: serverIdentity,
+                                allowsPlaintext: allowsPlaintext, refusal: refusal)
+    }
+
+    func testAClientStartingWithTLSGetsTLSAndTheServersEarlyBytesInsideIt() throws {
+        let pair = InMemoryStream.pair(scheduler: scheduler)
+        var ciphertextFromServer: [UInt8] = []
+        pair.1.tap = { ciphertextFromServer += $0 }
+        let server = negotiating(over: pair.1, allowsPlaintext: true)
+        let serverEnd = Endpoint(server)
+        server.send(Array("HELLO from the room".utf8))
+        scheduler.run()
+        XCTAssertNil(server.decision)
+        XCTAssertEqual(ciphertextFromServer, [], "the server sends nothing before the client's first byte")
+        let client = try TLSStream(over: pair.0, scheduler: scheduler, identity: clientIdentity, role: .client(acceptsServerKey: { _ in true }))
+        let clientEnd = Endpoint(client)
+        client.send(Array("HELLO from the member".utf8))
+        scheduler.run()
+        XCTAssertEqual(server.decision, .tls)
+        XCTAssertFalse(server.isPlaintext)
+        XCTAssertEqual(server.secureSession?.peerKey, clientIdentity.fingerprint)
+        XCTAssertEqual(server.secureSession?.safetyCode, client.secureSession?.safetyCode)
+        XCTAssertEqual(String(decoding: clientEnd.received, as: UTF8.self), "HELLO from the room")
+        XCTAssertEqual(String(decoding: serverEnd.received, as: UTF8.self), "HELLO from the member")
+        XCTAssertNil(ciphertextFromServer.firstRange(of: Array("HELLO".utf8)), "the room's bytes went inside TLS")
+        server.finish()
+        scheduler.run()
+        XCTAssertEqual(serverEnd.closed, [.closedByPeer])
+        XCTAssertEqual(clientEnd.closed, [.closedByPeer])
+    }
+
+    func testPlaintextPassesThroughUnchangedWhenAllowed() {
+        let pair = InMemoryStream.pair(scheduler: scheduler, deliveryChunk: 3)
+        let server = negotiating(over: pair.1, allowsPlaintext: true)
+        let serverEnd = Endpoint(server)
+        let client = Endpoint(pair.0)
+        server.send(Array("room hello".utf8))
+        pair.0.send(Array("member hello".utf8))
+        scheduler.run()
+        XCTAssertEqual(server.decision, .plaintext)
+        XCTAssertTrue(server.isPlaintext)
+        XCTAssertNil(server.secureSession)
+        XCTAssertEqual(String(decoding: serverEnd.received, as: UTF8.self), "member hello")
+        XCTAssertEqual(String(decoding: client.received, as: UTF8.self), "room hello")
+        pair.0.finish()
+        scheduler.run()
+        XCTAssertEqual(serverEnd.closed, [.closedByPeer])
+    }
+
+    func testPlaintextIsRefusedWithTheCallersBytesThenClosed() {
+        let pair = InMemoryStream.pair(scheduler: scheduler)
+        let server = negotiating(over: pair.1, allowsPlaintext: false)
+        let serverEnd = Endpoint(server)
+        let client = Endpoint(pair.0)
+        server.send(Array("room hello that must not leak".utf8))
+        pair.0.send(Array("member hello".utf8))
+        scheduler.run()
+        XCTAssertEqual(server.decision, .refused)
+        XCTAssertEqual(client.received, refusal, "the refusal alone, nothing the room queued")
+        XCTAssertEqual(serverEnd.received, [])
+        assertFailed(serverEnd, saying: "this room requires TLS 1.3")
+        XCTAssertFalse(server.send([1]))
+        scheduler.advance(by: TLSStream.lingerAfterFailure)
+        XCTAssertTrue(pair.1.isClosed)
+        XCTAssertEqual(client.closed.count, 1)
+    }
+
+    func testGarbageAfterTheTLSByteFailsTheHandshakeCleanly() {
+        let pair = InMemoryStream.pair(scheduler: scheduler)
+        let server = negotiating(over: pair.1, allowsPlaintext: false)
+        let serverEnd = Endpoint(server)
+        let client = Endpoint(pair.0)
+        pair.0.send([0x16] + patternBytes(count: 1000, seed: 9))
+        scheduler.run()
+        XCTAssertEqual(server.decision, .tls)
+        XCTAssertNotNil(serverEnd.failureText)
+        XCTAssertEqual(serverEnd.received, [])
+        scheduler.advance(by: TLSStream.lingerAfterFailure)
+        XCTAssertEqual(client.closed.count, 1)
+    }
+
+    func testTooMuchQueuedBeforeTheDecisionFailsAndCloses() {
+        let pair = InMemoryStream.pair(scheduler: scheduler)
+        let server = NegotiatingServerStream(over: pair.1, scheduler: scheduler, identity: serverIdentity,
+                                             allowsPlaintext: true, refusal: refusal, outboxLimit: 100)
+        let serverEnd = Endpoint(server)
+        XCTAssertTrue(server.send([UInt8](repeating: 1, count: 100)))
+        XCTAssertFalse(server.send([2]))
+        assertFailed(serverEnd, saying: "more than 100 bytes are waiting")
+        XCTAssertTrue(pair.1.isClosed)
+    }
+
+    func testAClientThatLeavesWithoutAWordIsReported() {
+        let pair = InMemoryStream.pair(scheduler: scheduler)
+        let server = negotiating(over: pair.1, allowsPlaintext: false)
+        let serverEnd = Endpoint(server)
+        let client = Endpoint(pair.0)
+        pair.0.finish()
+        scheduler.run()
+        XCTAssertNil(server.decision)
+        assertFailed(serverEnd, saying: "the client closed the connection before sending anything")
+        XCTAssertEqual(client.closed, [.closedByPeer])
+    }
+}
