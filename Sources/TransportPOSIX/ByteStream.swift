@@ -21,6 +21,9 @@ public protocol ByteStream: AnyObject, Sendable {
     /// For a secure link whose handshake completed: the peer's key and the session's safety
     /// code; nil for a plain stream and before the handshake ends.
     var secureSession: SecureSession? { get }
+    /// For the client end of a secure link: the server key its policy refused (the handshake
+    /// then failed and the stream closed); nil otherwise.
+    var rejectedPeerKey: PublicKeyFingerprint? { get }
 
     /// Starts reading. `onBytes` gets each chunk as it arrives; `onClose` is called once.
     func start(onBytes: @escaping ([UInt8]) -> Void, onClose: @escaping (Connection.CloseReason) -> Void)
@@ -44,6 +47,8 @@ public protocol ByteStream: AnyObject, Sendable {
 extension ByteStream {
     /// Plain streams (TCP, in-memory) have no secure session.
     public var secureSession: SecureSession? { nil }
+    /// Plain streams judge no keys.
+    public var rejectedPeerKey: PublicKeyFingerprint? { nil }
 
     /// Queues bytes for sending; see `send(_:)` for raw bytes.
     @discardableResult

@@ -1,9 +1,11 @@
 import CommandLineSupport
 import DNSSD
 import Dispatch
+import DiscoveryCore
 import Glibc
 import Messaging
 import MessagingCore
+import SecureTransport
 import Synchronization
 import TransportPOSIX
 
@@ -25,6 +27,7 @@ struct SvcPublish {
         } catch {
             throw ToolFailure(.osError, error.message)
         }
+        let identity = try loadIdentity(options.identity)
         let fileLimit = ResourceLimits.raiseOpenFileLimit()
         if fileLimit < UInt64(options.maximumMembers) + 64 {
             Console.note("only \(fileLimit) open files are allowed, fewer than --max-clients \(options.maximumMembers) needs; raise 'ulimit -n'")
@@ -37,11 +40,12 @@ struct SvcPublish {
         }
         let registration = try await ServiceRegistration.register(.init(
             name: options.name, type: options.type, domain: options.domain, port: listener.port,
-            txt: options.txt, conflictPolicy: options.conflictPolicy))
+            txt: try announcing(identity, in: options.txt), conflictPolicy: options.conflictPolicy))
         let name = registration.name
-        output.emit("registered", text: "registered \"\(name)\" \(options.type.baseType) \(options.domain) port \(listener.port)", [
+        output.emit("registered", text: "registered \"\(name)\" \(options.type.baseType) \(options.domain) port \(listener.port) key \(identity.fingerprint.full)", [
             ("name", .string(name)), ("type", .string(options.type.baseType)),
             ("domain", .string(options.domain.name)), ("port", .integer(Int(listener.port))),
+            ("key", .string(identity.fingerprint.full)),
         ])
 
         let queue = DispatchQueue(label: "svc.publish")
@@ -56,8 +60,11 @@ struct SvcPublish {
         roomOptions.historyLength = options.history
         let roomOutput = RoomOutput(output: output, queue: queue)
         let room = RoomServer(options: roomOptions, queue: queue) { event in roomOutput.print(event) }
+        let scheduler = DispatchScheduler(queue: queue)
+        let refusal = Message.error(code: ProtocolError.Code.tlsRequired.rawValue, message: tlsRequired).frame.encoded
         listener.start(queue: queue, onError: { error in Console.note("accepting a connection failed: \(error)") }) { socket, peer in
-            room.accept(socket, peer: peer)
+            room.accept(NegotiatingServerStream(over: Connection(socket: socket, peer: peer, queue: queue), scheduler: scheduler,
+                                                identity: identity, allowsPlaintext: options.allowPlaintext, refusal: refusal))
         }
         let pacing = Mutex(0)
         /// Ends the room as SIGINT does; set once the room is up.
@@ -117,6 +124,32 @@ struct SvcPublish {
         return .success
     }
 }
+
+/// The room's key: `--identity`, or the user's default key (made on first use, and said so).
+/// - Throws: `ToolFailure` (78) when the key file cannot be used.
+private func loadIdentity(_ path: String?) throws -> Identity {
+    do throws(SecureTransportError) {
+        let file: String
+        if let path { file = path } else { file = try Identity.defaultPath() }
+        let identity = try Identity.loadOrCreate(at: file)
+        if identity.wasCreated, let path = identity.path {
+            Console.note("made a new key for this user: \(path) (\(identity.fingerprint.full)); members pin it at first contact")
+        }
+        return identity
+    } catch {
+        throw ToolFailure(.configuration, error.message)
+    }
+}
+
+/// The TXT record with the room's key in it (`key=`), for first contact.
+private func announcing(_ identity: Identity, in txt: TXTRecord) throws -> TXTRecord {
+    var txt = txt
+    try txt.set(PublishOptions.keyTXTItem, Array(identity.fingerprint.full.utf8))
+    return txt
+}
+
+/// What a plaintext client is told when the room requires TLS.
+private let tlsRequired = "this room requires TLS 1.3 (protocol version 2); update svc-connect, or ask the publisher for --allow-plaintext"
 
 /// How to close the room, for `/help`.
 private let leaving = "to close the room: /quit or Ctrl-C (members are told and wait for it to come back); end of input (Ctrl-D) does not close it"

@@ -10,6 +10,8 @@ struct PublishOptions: Sendable {
     var domain: ServiceDomain = .local
     var port: UInt16 = 0
     var txt = TXTRecord()
+    /// The TXT item that announces the room's key (docs/PROTOCOL.md, *The secure link*).
+    static let keyTXTItem = "key"
     var conflictPolicy: ConflictPolicy = .rename
     var json = false
     var echo = false
@@ -100,6 +102,9 @@ struct PublishOptions: Sendable {
         if let text = parsed.value("port") { port = try parsePort(text, option: "port") }
         let items = parsed.values("txt")
         txt = try validated { () throws(DiscoveryError) in try TXTRecord(items: items) }
+        if txt[Self.keyTXTItem] != nil {
+            throw UsageError("the TXT item '\(Self.keyTXTItem)' announces the room's key and is set by svc-publish; give your item another name")
+        }
         if let text = parsed.value("conflict") {
             guard let policy = ConflictPolicy(rawValue: text) else {
                 throw UsageError("--conflict takes 'rename' or 'fail', not '\(text)'")
