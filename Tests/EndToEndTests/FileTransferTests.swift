@@ -19,8 +19,10 @@ final class FileTransferTests: FileTestCase {
         }
     }
 
-    func publish(_ name: String, inbox: String) throws -> ToolProcess {
-        let publisher = try TestLAN.run("svc-publish", on: "a", ["--name", name, "--inbox", inbox, "--json"])
+    /// Publishes `name` on host a with `inbox`; `--allow-plaintext` with `plaintext` (for the
+    /// hostile plaintext tools: the frame layer they attack is the same inside TLS).
+    func publish(_ name: String, inbox: String, plaintext: Bool = false) throws -> ToolProcess {
+        let publisher = try TestLAN.run("svc-publish", on: "a", ["--name", name, "--inbox", inbox, "--json"] + (plaintext ? ["--allow-plaintext"] : []))
         XCTAssertNotNil(publisher.waitForEvent { $0["event"] as? String == "registered" }, publisher.transcript)
         return publisher
     }
@@ -87,7 +89,7 @@ final class FileTransferTests: FileTestCase {
         let inbox = directory + "/inbox"
         let passwd = try sha256(of: "/etc/passwd")
         let name = TestLAN.uniqueName("vault")
-        let publisher = try publish(name, inbox: inbox)
+        let publisher = try publish(name, inbox: inbox, plaintext: true)
         let port = try XCTUnwrap(publisher.jsonEvents.first { $0["event"] as? String == "registered" }?["port"] as? Int)
         let member = try TestLAN.run("svc-connect", on: "b", [name, "--as", "bystander", "--json"])
         XCTAssertNotNil(member.waitForEvent { $0["event"] as? String == "joined" }, member.transcript)
@@ -208,7 +210,7 @@ extension FileTransferTests {
     func testAnOfferFloodIsBoundedPerMemberAndLeavesNoPartialFiles() throws {
         let inbox = directory + "/inbox"
         let name = TestLAN.uniqueName("flood")
-        let publisher = try publish(name, inbox: inbox)
+        let publisher = try publish(name, inbox: inbox, plaintext: true)
         let flood = try hostile(["offer-flood", "1", "50"], port: port(of: publisher))
         let summary = try XCTUnwrap(flood.waitForEvent(timeout: 30) { $0["accepted"] != nil }, flood.transcript)
         XCTAssertEqual(summary["accepted"] as? Int, 4, "\(summary)")
@@ -228,7 +230,7 @@ extension FileTransferTests {
     func testOneHostsMembersTogetherGetNoMoreThanTheHostsShare() throws {
         let inbox = directory + "/inbox"
         let name = TestLAN.uniqueName("hog")
-        let publisher = try publish(name, inbox: inbox)
+        let publisher = try publish(name, inbox: inbox, plaintext: true)
         // Ten members of host b offer four files each: together they get the host's sixteen.
         let hog = try hostile(["offer-flood", "10", "4"], port: port(of: publisher))
         let summary = try XCTUnwrap(hog.waitForEvent(timeout: 30) { $0["accepted"] != nil }, hog.transcript)
@@ -258,7 +260,7 @@ extension FileTransferTests {
     func testParallelOffersCannotTogetherPromiseMoreThanTheFreeSpace() throws {
         let inbox = directory + "/inbox"
         let name = TestLAN.uniqueName("greedy")
-        let publisher = try publish(name, inbox: inbox)
+        let publisher = try publish(name, inbox: inbox, plaintext: true)
         var stats = statvfs()
         XCTAssertEqual(statvfs(inbox, &stats), 0)
         let free = UInt64(stats.f_bavail) * UInt64(stats.f_frsize)
@@ -287,7 +289,7 @@ extension FileTransferTests {
     func testAPartialCannotBeTruncatedOrProbedFromAnotherAddress() throws {
         let inbox = directory + "/inbox"
         let name = TestLAN.uniqueName("keeper")
-        let publisher = try publish(name, inbox: inbox)
+        let publisher = try publish(name, inbox: inbox, plaintext: true)
         let port = try port(of: publisher)
         let digest = "631b84027d6b9e52b539c4e8373622d23032dfadc64d60af87339c9037e4f769"
         func run(_ mode: String, from host: String) throws -> [[String: Any]] {
@@ -324,7 +326,7 @@ extension FileTransferTests {
         let (path, _) = try randomFile(megabytes: 3)
         let inbox = directory + "/inbox"
         let name = TestLAN.uniqueName("replies")
-        let publisher = try publish(name, inbox: inbox)
+        let publisher = try publish(name, inbox: inbox, plaintext: true)
         let peer = try hostile(["result-unoffered"], port: port(of: publisher))
         func errors() -> [[String: Any]] { peer.jsonEvents.filter { $0["type"] as? Int == 0x04 } }
         XCTAssertTrue(eventually { errors().count >= 3 }, peer.transcript)

@@ -34,7 +34,7 @@ final class HostileServerTests: XCTestCase {
         // The mode, and the exit code: refused (76), or the connection broke / the line was not confirmed (74).
         for (mode, code) in [("refuse-controls", Int32(76)), ("error-controls", 74), ("goodbye-controls", 74)] {
             let (server, name) = try hostileServer(mode)
-            let client = try TestLAN.run("svc-connect", on: "b", [name, "--message", "hi", "--no-reconnect", "--timeout", "5"])
+            let client = try TestLAN.run("svc-connect", on: "b", [name, "--allow-plaintext", "--message", "hi", "--no-reconnect", "--timeout", "5"])
             XCTAssertEqual(client.waitForExit(timeout: 30), code, "\(mode): " + client.transcript)
             let lines = client.stdout + client.stderr
             XCTAssertEqual(rawControls(lines), [], "\(mode): " + client.transcript)
@@ -48,7 +48,7 @@ final class HostileServerTests: XCTestCase {
         // GOODBYE before acknowledging it: either way the line was never confirmed.
         for mode in ["mid-frame-eof", "goodbye-controls"] {
             let (server, name) = try hostileServer(mode)
-            let client = try TestLAN.run("svc-connect", on: "b", [name, "--message", "hi", "--no-reconnect", "--timeout", "5"])
+            let client = try TestLAN.run("svc-connect", on: "b", [name, "--allow-plaintext", "--message", "hi", "--no-reconnect", "--timeout", "5"])
             XCTAssertEqual(client.waitForExit(timeout: 30), 74, "\(mode): " + client.transcript)
             XCTAssertTrue(client.stderr.contains { $0.contains("not sent: hi") }, "\(mode): " + client.transcript)
             XCTAssertTrue(client.stderr.contains { $0.contains("1 item was not delivered") }, "\(mode): " + client.transcript)
@@ -59,7 +59,7 @@ final class HostileServerTests: XCTestCase {
     func testAOneShotMessageDoesNotWaitForARoomThatSaidGoodbye() throws {
         // Without --no-reconnect: only interactive members wait for a closed room.
         let (server, name) = try hostileServer("goodbye-controls")
-        let client = try TestLAN.run("svc-connect", on: "b", [name, "--message", "hi", "--timeout", "5"])
+        let client = try TestLAN.run("svc-connect", on: "b", [name, "--allow-plaintext", "--message", "hi", "--timeout", "5"])
         XCTAssertEqual(client.waitForExit(timeout: 30), 74, client.transcript)
         XCTAssertTrue(client.stderr.contains { $0.contains("not sent: hi") }, client.transcript)
         XCTAssertFalse(client.stderr.contains { $0.contains("waiting for it to come back") }, client.transcript)
@@ -71,7 +71,7 @@ final class HostileServerTests: XCTestCase {
         // confirmation timeout (4 heartbeat intervals, 8 s here) ends the wait.
         let (server, name) = try hostileServer("never-ack")
         let started = Date()
-        let client = try TestLAN.run("svc-connect", on: "b", [name, "--message", "hi", "--no-reconnect", "--timeout", "5", "--heartbeat", "2"])
+        let client = try TestLAN.run("svc-connect", on: "b", [name, "--allow-plaintext", "--message", "hi", "--no-reconnect", "--timeout", "5", "--heartbeat", "2"])
         XCTAssertEqual(client.waitForExit(timeout: 30), 74, client.transcript)
         XCTAssertLessThan(Date().timeIntervalSince(started), 20, client.transcript)
         XCTAssertTrue(client.stderr.contains { $0.contains("not sent: hi (sent, but the server never confirmed it)") }, client.transcript)
@@ -83,7 +83,7 @@ final class HostileServerTests: XCTestCase {
         // It sends PINGs as fast as TCP takes them and never reads the PONGs: the client's
         // outbox bound (4 MiB) or its heartbeat ends the connection, never a hang.
         let (server, name) = try hostileServer("never-read")
-        let client = try TestLAN.run("svc-connect", on: "b", [name, "--message", "hi", "--no-reconnect", "--timeout", "5", "--heartbeat", "2"])
+        let client = try TestLAN.run("svc-connect", on: "b", [name, "--allow-plaintext", "--message", "hi", "--no-reconnect", "--timeout", "5", "--heartbeat", "2"])
         XCTAssertEqual(client.waitForExit(timeout: 30), 74, client.transcript)
         XCTAssertTrue(client.stderr.contains { $0.contains("broke") }, client.transcript)
         _ = server.waitForExit(timeout: 10)
@@ -95,7 +95,7 @@ final class HostileServerTests: XCTestCase {
         // first connection and 3 reconnects the client gives up instead of flapping forever.
         let (server, name) = try hostileServer("welcome-drop", connections: 10)
         let started = Date()
-        let client = try TestLAN.run("svc-connect", on: "b", [name, "--message", "hi", "--retry-max", "4", "--timeout", "5"])
+        let client = try TestLAN.run("svc-connect", on: "b", [name, "--allow-plaintext", "--message", "hi", "--retry-max", "4", "--timeout", "5"])
         XCTAssertEqual(client.waitForExit(timeout: 60), 74, client.transcript)
         XCTAssertLessThan(Date().timeIntervalSince(started), 30, client.transcript)
         let attempts = client.stderr.filter { $0.contains("reconnecting in") }

@@ -6,8 +6,10 @@ import XCTest
 final class MemberFileTests: FileTestCase {
     override var directoryPrefix: String { "svc-members" }
 
-    func publish(_ name: String) throws -> ToolProcess {
-        let publisher = try TestLAN.run("svc-publish", on: "a", ["--name", name, "--json"])
+    /// Publishes `name` on host a; `--allow-plaintext` with `plaintext` (for the hostile
+    /// plaintext tools: the frame layer they attack is the same inside TLS).
+    func publish(_ name: String, plaintext: Bool = false) throws -> ToolProcess {
+        let publisher = try TestLAN.run("svc-publish", on: "a", ["--name", name, "--json"] + (plaintext ? ["--allow-plaintext"] : []))
         XCTAssertNotNil(publisher.waitForEvent { $0["event"] as? String == "registered" }, publisher.transcript)
         return publisher
     }
@@ -83,7 +85,7 @@ final class MemberFileTests: FileTestCase {
     func testARecipientThatStopsReadingDoesNotMuteTheSender() throws {
         let (path, _) = try randomFile(megabytes: 32)
         let name = TestLAN.uniqueName("sink")
-        let publisher = try publish(name)
+        let publisher = try publish(name, plaintext: true)
         let port = try XCTUnwrap(publisher.jsonEvents.first { $0["event"] as? String == "registered" }?["port"] as? Int)
         let sink = try TestLAN.command(on: "b", ["/usr/bin/python3", TestLAN.script("hostile-peer"), TestLAN.addresses(of: "a").ipv4, String(port),
                                                  "relay-sink", "100"])

@@ -202,7 +202,8 @@ final class OutputTests: XCTestCase {
     /// and HELLO names with invisible or bidirectional characters get `ERROR invalid-name`.
     func testHostileTextInNotesIsEscapedAndHiddenCharactersInNamesAreRefused() throws {
         let name = TestLAN.uniqueName("notes")
-        let publisher = try TestLAN.run("svc-publish", on: "a", ["--name", name, "--json"])
+        // --allow-plaintext: the raw peer speaks plaintext; the frame layer is the same inside TLS.
+        let publisher = try TestLAN.run("svc-publish", on: "a", ["--name", name, "--json", "--allow-plaintext"])
         let registered = try XCTUnwrap(publisher.waitForEvent { $0["event"] as? String == "registered" }, publisher.transcript)
         let port = String(try XCTUnwrap(registered["port"] as? Int))
         let host = try TestLAN.addresses(of: "a").ipv4

@@ -226,7 +226,8 @@ final class RoomTests: XCTestCase {
 
     func testHostilePeersGetErrorFramesAndTheServerKeepsServing() throws {
         let name = TestLAN.uniqueName("fortress")
-        let (publisher, port) = try publish(name, ["--handshake-timeout", "1"])
+        // --allow-plaintext: hostile-peer speaks plaintext; the frame layer is the same inside TLS.
+        let (publisher, port) = try publish(name, ["--handshake-timeout", "1", "--allow-plaintext"])
         let host = try TestLAN.addresses(of: "a").ipv4
         let member = try join(name, as: "regular")
         let expectations: [(mode: String, code: Int, closes: Bool)] = [

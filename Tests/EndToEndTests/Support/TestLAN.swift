@@ -29,9 +29,16 @@ enum TestLAN {
         URL(fileURLWithPath: lanScript!).deletingLastPathComponent().appendingPathComponent(name).path
     }
 
-    /// Skips (or, under Scripts/test, fails) a test that needs the virtual LAN.
+    /// Skips (or, under Scripts/test, fails) a test that needs the virtual LAN; fails one
+    /// that would let the tools write keys and pins into the user's ~/.config.
     static func require() throws {
-        guard lanScript == nil else { return }
+        guard lanScript == nil else {
+            // The tools make keys and pins on first use: never in the user's ~/.config.
+            if environment["XDG_CONFIG_HOME"] == nil {
+                XCTFail("XDG_CONFIG_HOME is not set: the tools would make keys and pins in ~/.config; run Scripts/test, which gives each run a fresh one")
+            }
+            return
+        }
         if environment["SVC_REQUIRE_LAN"] == "1" {
             XCTFail("SVC_LAN is not set although SVC_REQUIRE_LAN=1")
         }
