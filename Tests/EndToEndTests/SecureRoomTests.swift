@@ -1,0 +1,304 @@
+import Foundation
+import XCTest
+
+/// Secure rooms on the virtual LAN (issue 11, points 6 to 8): the publisher on host a, members
+/// on host b, the attacker on host c. The Python peer (Scripts/svc-peer.py, written from
+/// docs/PROTOCOL.md alone) proves the protocol; the hostile clients and the relay are
+/// Scripts/svc-attack.py. Every key is a file of the test's own.
+class SecureRoomTestCase: FileTestCase {
+    override var directoryPrefix: String { "svc-secure" }
+
+    /// Host a's IPv4 address, where the publisher listens.
+    var publisherAddress = ""
+    /// The attacker's (host c) IPv4 address.
+    var attackerAddress = ""
+
+    override func setUpWithError() throws {
+        try super.setUpWithError()
+        publisherAddress = try TestLAN.addresses(of: "a").ipv4
+        attackerAddress = try TestLAN.addresses(of: "c").ipv4
+    }
+
+    /// A key file path of this test's own for `who` (svc-publish and svc-connect `--identity`
+    /// make it on first use).
+    func keyFile(_ who: String) -> String { directory + "/\(who).pem" }
+
+    /// A key directory of this test's own for svc-peer.py `--identity-dir` (0700; the key is
+    /// made in it on first use).
+    func peerKeyDirectory(_ who: String) throws -> String {
+        let path = directory + "/\(who)-key"
+        try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: false, attributes: [.posixPermissions: 0o700])
+        return path
+    }
+
+    /// svc-publish on host a with its own key; returns it, its port and its key (full form)
+    /// from the `registered` event.
+    func publish(_ name: String, identity: String, _ extra: [String] = []) throws -> (ToolProcess, port: Int, key: String) {
+        let publisher = try TestLAN.run("svc-publish", on: "a", ["--name", name, "--json", "--identity", identity] + extra)
+        let registered = try XCTUnwrap(publisher.waitForEvent { $0["event"] as? String == "registered" }, publisher.transcript)
+        return (publisher, try XCTUnwrap(registered["port"] as? Int, publisher.transcript), try XCTUnwrap(registered["key"] as? String, publisher.transcript))
+    }
+
+    /// Scripts/svc-peer.py on `host` (b unless given).
+    func peer(_ arguments: [String], on host: String = "b") throws -> ToolProcess {
+        try TestLAN.command(on: host, ["/usr/bin/python3", TestLAN.script("svc-peer.py")] + arguments)
+    }
+
+    /// Scripts/svc-attack.py on `host` (c, the attacker, unless given).
+    func attack(_ arguments: [String], on host: String = "c") throws -> ToolProcess {
+        try TestLAN.command(on: host, ["/usr/bin/python3", TestLAN.script("svc-attack.py")] + arguments)
+    }
+
+    /// A well-behaved member: svc-peer.py on host b checking the publisher's key, sending what
+    /// is written to its standard input; returns once it is welcomed.
+    func steadyMember(port: Int, key: String, name: String = "steady") throws -> ToolProcess {
+        let member = try peer([publisherAddress, String(port), "--fingerprint", key, "--name", name, "--timeout", "30"])
+        XCTAssertNotNil(member.waitForEvent { $0["event"] as? String == "received" && $0["frame"] as? String == "welcome" }, member.transcript)
+        return member
+    }
+
+    /// Whether `member` (svc-peer.py) receives text the publisher types now.
+    func isServed(_ member: ToolProcess, by publisher: ToolProcess, after what: String) -> Bool {
+        let text = "still served after \(what)"
+        publisher.send(text)
+        return member.waitForEvent { $0["event"] as? String == "received" && $0["frame"] as? String == "text" && $0["text"] as? String == text } != nil
+    }
+
+    /// The svc-peer.py event named `name` (the last one), once it printed it.
+    func event(_ name: String, of process: ToolProcess) -> [String: Any]? {
+        process.jsonEvents.last { $0["event"] as? String == name }
+    }
+
+    /// The name svc-peer.py was welcomed with.
+    func welcomedName(_ member: ToolProcess) -> String? {
+        member.jsonEvents.first { $0["event"] as? String == "received" && $0["frame"] as? String == "welcome" }?["name"] as? String
+    }
+
+    /// The publisher's `joined` events for `name`.
+    func joined(_ publisher: ToolProcess, _ name: String) -> [[String: Any]] {
+        publisher.jsonEvents.filter { $0["event"] as? String == "joined" && $0["name"] as? String == name }
+    }
+
+    /// The short form of a full key (`SHA256:` and its first 12 base64 characters).
+    func short(_ key: String) -> String { String(key.dropFirst("SHA256:".count).prefix(12)) }
+
+    func stop(_ processes: ToolProcess...) {
+        for process in processes {
+            process.signal(SIGTERM)
+            _ = process.waitForExit()
+        }
+    }
+}
+
+/// Point 7: the Python peer in a TLS room with the Swift tools.
+final class SecureRoomTests: SecureRoomTestCase {
+    func testThePythonPeerExchangesTextAndFilesBothWaysOverTLSAndBothSidesShowTheSameKeyAndSafetyCode() throws {
+        let inbox = directory + "/inbox", peerInbox = directory + "/peer-inbox"
+        for path in [inbox, peerInbox] { try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: false) }
+        let toPublisher = directory + "/to-publisher.bin", toPeer = directory + "/to-peer.bin"
+        try Data((0..<300_000).map { _ in UInt8.random(in: 0...255) }).write(to: URL(fileURLWithPath: toPublisher))
+        try Data((0..<1_500_000).map { _ in UInt8.random(in: 0...255) }).write(to: URL(fileURLWithPath: toPeer))
+        let name = TestLAN.uniqueName("tls room")
+        let (publisher, port, key) = try publish(name, identity: keyFile("room"), ["--inbox", inbox])
+
+        // Checked by a 12-character prefix of the key, as --fingerprint allows.
+        let py = try peer([publisherAddress, String(port), "--fingerprint", short(key), "--identity-dir", peerKeyDirectory("py"), "--name", "py",
+                           "--inbox", peerInbox, "--expect-texts", "1", "--expect-files", "1", "--timeout", "20"])
+        let tls = try XCTUnwrap(py.waitForEvent { $0["event"] as? String == "tls" }, py.transcript)
+        XCTAssertEqual(tls["version"] as? String, "TLSv1.3", py.transcript)
+        XCTAssertEqual(tls["alpn"] as? String, "p2pm/2", py.transcript)
+        XCTAssertEqual(tls["server_key"] as? String, key, "the key presented in the handshake is the one announced")
+        let peerKey = try XCTUnwrap(event("identity", of: py)?["key"] as? String, py.transcript)
+
+        // The publisher's joined event: the member's key and the session's safety code, the
+        // same as the peer computed from its side of the session.
+        let join = try XCTUnwrap(publisher.waitForEvent { $0["event"] as? String == "joined" && $0["name"] as? String == "py" }, publisher.transcript)
+        XCTAssertEqual(join["key"] as? String, peerKey, "the joined event names the member's key: \(join)")
+        let code = try XCTUnwrap(tls["safety_code"] as? String, "svc-peer.py computes the safety code: " + py.transcript)
+        XCTAssertNotNil(code.range(of: #"^\d{3} \d{3} \d{3} \d{3}$"#, options: .regularExpression), code)
+        XCTAssertEqual(join["safety_code"] as? String, code, "both sides show the same safety code: \(join)")
+
+        // Text and a file each way.
+        py.send("hello from python")
+        XCTAssertNotNil(publisher.waitForEvent { $0["event"] as? String == "text" && $0["from"] as? String == "py" && $0["text"] as? String == "hello from python" },
+                        publisher.transcript)
+        publisher.send("hello from swift")
+        publisher.send("/send py \(toPeer)")
+        XCTAssertNotNil(py.waitForEvent(timeout: 20) { $0["event"] as? String == "file-stored" }, py.transcript)
+        py.closeStdin()
+        XCTAssertEqual(py.waitForExit(timeout: 30), 0, py.transcript)
+        XCTAssertTrue(py.jsonEvents.contains { $0["frame"] as? String == "text" && $0["text"] as? String == "hello from swift" }, py.transcript)
+        let stored = try XCTUnwrap(event("file-stored", of: py)?["path"] as? String, py.transcript)
+        XCTAssertEqual(try sha256(of: stored), try sha256(of: toPeer))
+
+        let sender = try peer([publisherAddress, String(port), "--fingerprint", key, "--name", "py-sender", "--say", "a file follows", "--send", toPublisher])
+        XCTAssertEqual(sender.waitForExit(timeout: 30), 0, sender.transcript)
+        XCTAssertEqual(event("file-sent", of: sender)?["status"] as? Int, 0, sender.transcript)
+        XCTAssertTrue(eventually { self.inboxFiles(inbox) == ["to-publisher.bin"] }, "\(inboxFiles(inbox))\n" + publisher.transcript)
+        XCTAssertEqual(try sha256(of: inbox + "/to-publisher.bin"), try sha256(of: toPublisher))
+        stop(publisher)
+    }
+
+    /// Whether `condition` became true within 10 s.
+    func eventually(_ condition: () -> Bool) -> Bool {
+        let deadline = Date().addingTimeInterval(10)
+        while !condition() {
+            guard Date() < deadline else { return false }
+            usleep(50_000)
+        }
+        return true
+    }
+}
+
+/// Points 6 and 8: hostile clients, a relay and name theft, from host c, with a well-behaved
+/// member served throughout.
+final class SecureRoomAttackTests: SecureRoomTestCase {
+    func testClientsThatDoNotSpeakOurTLSAreRefusedAndAMemberIsServedThroughout() throws {
+        let name = TestLAN.uniqueName("no downgrade")
+        let (publisher, port, key) = try publish(name, identity: keyFile("room"), ["--handshake-timeout", "2"])
+        let steady = try steadyMember(port: port, key: key)
+
+        // A plaintext version 1 HELLO: nothing before it, then ERROR tls-required (14) in
+        // plaintext and the connection closed.
+        let plain = try attack(["plain-hello", publisherAddress, String(port)])
+        XCTAssertEqual(plain.waitForExit(timeout: 20), 0, plain.transcript)
+        XCTAssertEqual(plain.jsonEvents.first?["sent_before_our_first_byte"] as? Int, 0, plain.transcript)
+        let error = plain.jsonEvents.first { $0["frame"] as? String == "error" }
+        XCTAssertEqual(error?["code"] as? Int, 14, plain.transcript)
+        XCTAssertEqual(error?["name"] as? String, "tls-required", plain.transcript)
+        XCTAssertEqual(plain.jsonEvents.last?["closed"] as? Bool, true, plain.transcript)
+        XCTAssertTrue(isServed(steady, by: publisher, after: "plain-hello"), steady.transcript)
+
+        // TLS 1.2, TLS 1.3 without ALPN p2pm/2, TLS 1.3 without a client certificate: each
+        // refused in the handshake, and the publisher says why.
+        for (probe, reason) in [("tls12", "TLS 1.3"), ("no-alpn", "p2pm/2"), ("no-cert", "no key")] {
+            let client = try attack([probe, publisherAddress, String(port)])
+            XCTAssertEqual(client.waitForExit(timeout: 20), 0, "\(probe): " + client.transcript)
+            XCTAssertEqual(client.jsonEvents.first?["refused"] as? Bool, true, "\(probe): " + client.transcript)
+            XCTAssertNotNil(publisher.waitForEvent { $0["event"] as? String == "refused" && ($0["reason"] as? String ?? "").contains(reason) },
+                            "\(probe): " + publisher.transcript)
+            XCTAssertTrue(isServed(steady, by: publisher, after: probe), steady.transcript)
+        }
+
+        // Half a ClientHello, then silence: closed by the handshake timeout (2 s here).
+        let half = try attack(["half-hello", publisherAddress, String(port), "6"])
+        XCTAssertEqual(half.waitForExit(timeout: 20), 0, half.transcript)
+        let result = try XCTUnwrap(half.jsonEvents.first, half.transcript)
+        XCTAssertEqual(result["closed"] as? Bool, true, half.transcript)
+        XCTAssertLessThan(result["after"] as? Double ?? 99, 5, "closed within the handshake timeout, not later: " + half.transcript)
+        XCTAssertEqual(result["received"] as? Int, 0, "nothing is said to half a ClientHello: " + half.transcript)
+        XCTAssertTrue(isServed(steady, by: publisher, after: "half-hello"), steady.transcript)
+
+        XCTAssertEqual(publisher.jsonEvents.filter { $0["event"] as? String == "joined" }.count, 1, "only the steady member joined: " + publisher.transcript)
+        steady.closeStdin()
+        XCTAssertEqual(steady.waitForExit(timeout: 20), 0, steady.transcript)
+        stop(publisher)
+    }
+
+    func testARelayTerminatingTLSIsRefusedByAPinnedPeerAndShowsDifferentSafetyCodesOtherwise() throws {
+        let name = TestLAN.uniqueName("relayed")
+        let (publisher, port, key) = try publish(name, identity: keyFile("room"))
+        let steady = try steadyMember(port: port, key: key)
+        let relay = try attack(["relay", "0", publisherAddress, String(port)])
+        defer { stop(relay) }
+        let listening = try XCTUnwrap(relay.waitForEvent { $0["event"] as? String == "listening" }, relay.transcript)
+        let relayPort = String(try XCTUnwrap(listening["port"] as? Int, relay.transcript))
+
+        // Knowing the real key: the relay's key is refused after the handshake, before any frame.
+        let pinned = try peer([attackerAddress, relayPort, "--fingerprint", key, "--name", "pinned", "--say", "secret for the room"])
+        XCTAssertEqual(pinned.waitForExit(timeout: 20), 77, pinned.transcript)
+        XCTAssertTrue(pinned.stderr.contains { $0.contains("presented the key \(listening["relay_key"] as? String ?? "?")") && $0.contains("nothing was sent") },
+                      pinned.transcript)
+        XCTAssertFalse(pinned.jsonEvents.contains { $0["event"] as? String == "sent" }, pinned.transcript)
+        XCTAssertTrue(isServed(steady, by: publisher, after: "the refused relay"), steady.transcript)
+        XCTAssertFalse(publisher.jsonEvents.contains { $0["event"] as? String == "joined" && $0["name"] as? String == "pinned" }, publisher.transcript)
+        XCTAssertFalse(publisher.stdout.contains { $0.contains("secret for the room") }, publisher.transcript)
+
+        // Accepting any key: the session runs through the relay, and the safety code the
+        // member sees differs from the one the publisher sees.
+        let fooled = try peer([attackerAddress, relayPort, "--any-key", "--name", "fooled", "--say", "through the relay"])
+        XCTAssertEqual(fooled.waitForExit(timeout: 20), 0, fooled.transcript)
+        let memberCode = try XCTUnwrap(event("tls", of: fooled)?["safety_code"] as? String, fooled.transcript)
+        let relayed = try XCTUnwrap(relay.waitForEvent { $0["event"] as? String == "relayed" && $0["client_safety_code"] as? String == memberCode }, relay.transcript)
+        let publisherSide = try XCTUnwrap(relayed["target_safety_code"] as? String, relay.transcript)
+        XCTAssertNotEqual(memberCode, publisherSide, "a relay holds two sessions with different safety codes")
+        XCTAssertEqual(relayed["target_key"] as? String, key, relay.transcript)
+        XCTAssertNotNil(publisher.waitForEvent { $0["event"] as? String == "text" && $0["text"] as? String == "through the relay" }, publisher.transcript)
+        let join = try XCTUnwrap(joined(publisher, "fooled").first, publisher.transcript)
+        XCTAssertEqual(join["safety_code"] as? String, publisherSide, "the publisher shows its side's code: \(join)")
+        XCTAssertNotEqual(join["safety_code"] as? String, memberCode, "the publisher's code differs from the member's: \(join)")
+        XCTAssertEqual(join["key"] as? String, relayed["relay_key"] as? String, "the publisher sees the relay's key, not the member's: \(join)")
+
+        steady.closeStdin()
+        XCTAssertEqual(steady.waitForExit(timeout: 20), 0, steady.transcript)
+        stop(publisher)
+    }
+
+    func testANameBelongsToTheFirstKeyWhetherItsOwnerIsPresentOrAway() throws {
+        let name = TestLAN.uniqueName("names")
+        let (publisher, port, key) = try publish(name, identity: keyFile("room"))
+        let steady = try steadyMember(port: port, key: key)
+        let ownerKey = try peerKeyDirectory("alice"), thiefKey = try peerKeyDirectory("mallory")
+        func join(_ keyDirectory: String, from host: String) throws -> ToolProcess {
+            let member = try peer([publisherAddress, String(port), "--fingerprint", key, "--identity-dir", keyDirectory, "--name", "alice", "--timeout", "20"], on: host)
+            XCTAssertNotNil(member.waitForEvent { $0["event"] as? String == "received" && $0["frame"] as? String == "welcome" }, member.transcript)
+            return member
+        }
+        func leave(_ member: ToolProcess) {
+            member.closeStdin()
+            XCTAssertEqual(member.waitForExit(timeout: 20), 0, member.transcript)
+        }
+
+        let owner = try join(ownerKey, from: "b")
+        XCTAssertEqual(welcomedName(owner), "alice", owner.transcript)
+        let ownerIdentity = try XCTUnwrap(event("identity", of: owner)?["key"] as? String, owner.transcript)
+
+        // Present: another key asking for the name gets a variant.
+        let thief = try join(thiefKey, from: "c")
+        let variant = try XCTUnwrap(welcomedName(thief), thief.transcript)
+        XCTAssertNotEqual(variant, "alice", thief.transcript)
+        XCTAssertTrue(variant.hasPrefix("alice-"), variant)
+        leave(thief)
+
+        // Away: still not the thief's.
+        leave(owner)
+        XCTAssertNotNil(publisher.waitForEvent { $0["event"] as? String == "left" && $0["name"] as? String == "alice" }, publisher.transcript)
+        let again = try join(thiefKey, from: "c")
+        XCTAssertNotEqual(welcomedName(again), "alice", "a name is not free while its owner is away: " + again.transcript)
+        XCTAssertTrue(isServed(steady, by: publisher, after: "the name theft"), steady.transcript)
+        leave(again)
+
+        // The owner's key comes back and gets its name.
+        let back = try join(ownerKey, from: "b")
+        XCTAssertEqual(welcomedName(back), "alice", back.transcript)
+        XCTAssertEqual(joined(publisher, "alice").count, 2, publisher.transcript)
+        XCTAssertTrue(joined(publisher, "alice").allSatisfy { $0["key"] as? String == ownerIdentity }, "only the owner's key ever joined as alice: " + publisher.transcript)
+        leave(back)
+        steady.closeStdin()
+        XCTAssertEqual(steady.waitForExit(timeout: 20), 0, steady.transcript)
+        stop(publisher)
+    }
+
+    func testAKeyFileOthersCanReadIsRefusedAndAFirstKeyIsMadePrivate() throws {
+        // A new user: $XDG_CONFIG_HOME/svc made 0700, identity.pem 0600.
+        let config = directory + "/config"
+        try FileManager.default.createDirectory(atPath: config, withIntermediateDirectories: false, attributes: [.posixPermissions: 0o700])
+        let name = TestLAN.uniqueName("first key")
+        let fresh = try TestLAN.command(on: "a", ["/usr/bin/env", "XDG_CONFIG_HOME=\(config)", TestLAN.tool("svc-publish"), "--name", name, "--json"])
+        XCTAssertNotNil(fresh.waitForEvent { $0["event"] as? String == "registered" }, fresh.transcript)
+        stop(fresh)
+        let made = config + "/svc/identity.pem"
+        XCTAssertEqual(try FileManager.default.attributesOfItem(atPath: config + "/svc")[.posixPermissions] as? Int, 0o700)
+        XCTAssertEqual(try FileManager.default.attributesOfItem(atPath: made)[.posixPermissions] as? Int, 0o600)
+
+        // The same key, readable by others: refused before anything is published.
+        let loose = directory + "/loose.pem"
+        try FileManager.default.copyItem(atPath: made, toPath: loose)
+        try FileManager.default.setAttributes([.posixPermissions: 0o644], ofItemAtPath: loose)
+        let publisher = try TestLAN.run("svc-publish", on: "a", ["--name", TestLAN.uniqueName("loose key"), "--json", "--identity", loose])
+        XCTAssertEqual(publisher.waitForExit(timeout: 20), 78, publisher.transcript)
+        XCTAssertTrue(publisher.stderr.contains { $0.contains("permissions 0644 for '\(loose)' are too open") && $0.contains("chmod 600 '\(loose)'") },
+                      publisher.transcript)
+        XCTAssertFalse(publisher.jsonEvents.contains { $0["event"] as? String == "registered" }, publisher.transcript)
+    }
+}
