@@ -32,6 +32,7 @@ public final class RawPeer {
     /// Sends one message, framed.
     @discardableResult
     public func send(_ message: Message) -> Bool {
+        if case .hello(let hello) = message, hello.capabilities.contains(.memberKeys) { checker.readerAdvertisesMemberKeys = true }
         var bytes: [UInt8] = []
         message.encode(into: &bytes)
         return stream.send(bytes)
