@@ -85,7 +85,7 @@ final class RoomClientTests: XCTestCase {
         XCTAssertEqual(sessions.count, 1)
         XCTAssertEqual(sessions.first?.1, 0)
         XCTAssertEqual(queue.sync { texts(server) }, ["hello", "psst"])
-        XCTAssertTrue(events.withLock { $0.contains { if case .joined(as: "alice") = $0 { true } else { false } } })
+        XCTAssertTrue(events.withLock { $0.contains { if case .joined(as: "alice", _) = $0 { true } else { false } } })
     }
 
     func testFinishSaysGoodbyeOnceEverythingIsAcknowledged() async throws {
