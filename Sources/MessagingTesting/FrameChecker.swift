@@ -9,7 +9,8 @@ public struct FrameChecker {
     /// What was wrong with the frames; empty when every frame was sound.
     public private(set) var faults: [String] = []
     /// Whether the side that reads this stream advertised `.memberKeys` in its HELLO (set by
-    /// whoever sends it): PRESENCE then carries keys once the stream's HELLO advertised them too.
+    /// whoever sends that HELLO, e.g. `RawPeer`): PRESENCE then carries keys once the
+    /// stream's own first HELLO advertised them too.
     public var readerAdvertisesMemberKeys = false
     private var writerAdvertisesMemberKeys: Bool?
     private var decoder = FrameDecoder(maximumPayload: Frame.maximumPayload)
