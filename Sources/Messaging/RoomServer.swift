@@ -511,7 +511,10 @@ public final class RoomServer: @unchecked Sendable {
             member.link.send(.text(from: options.name, to: member.name ?? to, text: text))
             onEvent(.text(from: options.name, to: member.name ?? to, text: text))
         case .who:
-            onEvent(.note("in the room: " + names.joined(separator: ", ")))
+            let listed = roster.entries.map { entry in
+                members[entry.id]?.secure.map { "\(entry.name) (key \($0.peerKey.short))" } ?? entry.name
+            }
+            onEvent(.note("in the room: " + ([options.name] + listed).joined(separator: ", ")))
         case .send(let to, let path):
             guard let to, let id = roster.id(named: to), let member = members[id], let files = member.files else {
                 return onEvent(.note("nobody called '\(to ?? "")' is in the room; nothing was sent"))

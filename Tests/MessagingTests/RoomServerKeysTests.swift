@@ -280,6 +280,14 @@ final class RoomServerKeysTests: XCTestCase {
                                                                                   .init(name: "alice", key: Self.key(1).bytes)]))
     }
 
+    func testThePublishersWhoShowsShortKeys() {
+        _ = join("alice", key: Self.key(1))
+        _ = join("plain", key: nil)
+        server.perform(.who)
+        guard case .note(let line)? = events.last else { return XCTFail("\(events)") }
+        XCTAssertEqual(line, "in the room: host, alice (key \(Self.key(1).short)), plain")
+    }
+
     func testTheJoinedEventCarriesTheSecureSession() {
         _ = join("alice", key: Self.key(1))
         _ = join("plain", key: nil)
