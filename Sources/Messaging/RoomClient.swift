@@ -67,13 +67,18 @@ public final class RoomClient: @unchecked Sendable {
     public enum Event: Sendable {
         case connected(to: SocketEndpoint, among: [SocketEndpoint])
         case serverHello(name: String)
-        case joined(as: String)
+        /// The server welcomed us under this name. `session` is the secure link's: the
+        /// server's key and the safety code to compare with the publisher's; nil over plaintext.
+        case joined(as: String, session: SecureSession?)
         /// `to` is nil for text to everyone, else this member's name (private).
         case text(from: String, to: String?, text: String)
         /// A line said to everyone before we joined, at `time` (milliseconds since 1970 UTC,
         /// by the server's clock), sent once we joined.
         case history(from: String, text: String, time: UInt64)
-        case presence(Message.PresenceKind, names: [String])
+        /// Who is in the room (`.list`, the server first), joined or left. `keys` has one entry
+        /// per name: the key its holder proved to the server, nil for one without (plaintext)
+        /// and for every name when the server does not send keys.
+        case presence(Message.PresenceKind, names: [String], keys: [PublicKeyFingerprint?])
         case serverError(String)
         /// More server errors or refused files than are shown one by one (20 in 10 s) came;
         /// this many were not shown.
@@ -435,7 +440,7 @@ public final class RoomClient: @unchecked Sendable {
             joinedAt = scheduler.now
             roomClosedBecause = nil
             checkHost()
-            onEvent(.joined(as: name))
+            onEvent(.joined(as: name, session: link?.connection.secureSession))
             joinWaiter?.resume()
             joinWaiter = nil
             resendUnacknowledged()
@@ -460,7 +465,9 @@ public final class RoomClient: @unchecked Sendable {
             finishIfDone()
         case .text(let from, let to, let text): onEvent(.text(from: from, to: to.isEmpty ? nil : to, text: text))
         case .history(let time, let from, let text): onEvent(.history(from: from, text: text, time: time))
-        case .presence(let kind, let names): onEvent(.presence(kind, names: names))
+        case .presence(let kind, let names): onEvent(.presence(kind, names: names, keys: names.map { _ in nil }))
+        case .presenceWithKeys(let kind, let members):
+            onEvent(.presence(kind, names: members.map(\.name), keys: members.map { $0.key.flatMap(PublicKeyFingerprint.init(bytes:)) }))
         case .error(let code, let text):
             let error = ProtocolError(ProtocolError.Code(rawValue: code) ?? .malformedFrame, text)
             if !joined { failJoin(error) } else {
