@@ -302,3 +302,200 @@ final class SecureRoomAttackTests: SecureRoomTestCase {
         XCTAssertFalse(publisher.jsonEvents.contains { $0["event"] as? String == "registered" }, publisher.transcript)
     }
 }
+
+/// svc-connect's trust (points 3 and 6, hostile cases of point 8): pins in known_peers, a
+/// changed key, --fingerprint, --strict, a spoofed announcement, and no plaintext for a pinned
+/// name. Each test has an XDG_CONFIG_HOME of its own (its known_peers and default key).
+final class SecureConnectTests: SecureRoomTestCase {
+    /// This test's XDG_CONFIG_HOME.
+    var config = ""
+
+    override func setUpWithError() throws {
+        try super.setUpWithError()
+        config = directory + "/config"
+        try FileManager.default.createDirectory(atPath: config, withIntermediateDirectories: false, attributes: [.posixPermissions: 0o700])
+    }
+
+    /// svc-connect on host b with this test's XDG_CONFIG_HOME (or `configHome`).
+    func connect(_ arguments: [String], configHome: String? = nil) throws -> ToolProcess {
+        try TestLAN.command(on: "b", ["/usr/bin/env", "XDG_CONFIG_HOME=\(configHome ?? config)", TestLAN.tool("svc-connect")] + arguments)
+    }
+
+    /// An svc-connect that has exited: its output and its exit status (nil: killed after 30 s).
+    struct Finished {
+        let process: ToolProcess
+        let status: Int32?
+        var transcript: String { process.transcript }
+    }
+
+    /// A one-line message to the room `name`; returns svc-connect once it exited.
+    func message(_ name: String, _ text: String, _ extra: [String] = [], configHome: String? = nil) throws -> Finished {
+        let client = try connect([name, "--message", text, "--no-reconnect", "--timeout", "5"] + extra, configHome: configHome)
+        return Finished(process: client, status: client.waitForExit(timeout: 30))
+    }
+
+    /// The lines of known_peers that are pins (no comments, no blank lines).
+    func pins(in configHome: String? = nil) -> [String] {
+        let text = (try? String(contentsOfFile: (configHome ?? config) + "/svc/known_peers", encoding: .utf8)) ?? ""
+        return text.split(separator: "\n").map(String.init).filter { !$0.hasPrefix("#") && !$0.isEmpty }
+    }
+
+    /// known_peers' service column for an instance of _p2pipp._tcp in local. (DNS-SD
+    /// presentation form; the test names have only letters, digits and spaces).
+    func service(_ name: String) -> String {
+        name.replacingOccurrences(of: " ", with: "\\032") + "._p2pipp._tcp.local."
+    }
+
+    /// Whether `process`'s stderr has a line containing every one of `parts`.
+    func said(_ finished: Finished, _ parts: String...) -> Bool {
+        said(finished.process, parts)
+    }
+
+    func said(_ process: ToolProcess, _ parts: String...) -> Bool {
+        said(process, parts)
+    }
+
+    func said(_ process: ToolProcess, _ parts: [String]) -> Bool {
+        process.stderr.contains { line in parts.allSatisfy { line.contains($0) } }
+    }
+
+    func testFirstContactPinsAndAChangedKeyIsRefusedWithTheWarningUntilForgotten() throws {
+        let name = TestLAN.uniqueName("pinned room")
+        let (first, _, firstKey) = try publish(name, identity: keyFile("old"))
+        let contact = try message(name, "first contact")
+        XCTAssertEqual(contact.status, 0, contact.transcript)
+        let join = try XCTUnwrap(first.waitForEvent { $0["event"] as? String == "joined" }, first.transcript)
+        let code = try XCTUnwrap(join["safety_code"] as? String, first.transcript)
+        XCTAssertTrue(said(contact, "first contact with '\(name)': pinned its key \(firstKey) (short \(short(firstKey))); safety code \(code)"),
+                      "the member is told the key and the same safety code the publisher shows: " + contact.transcript)
+        XCTAssertEqual(pins(), ["\(service(name)) \(firstKey)"])
+        let again = try message(name, "pinned now")
+        XCTAssertEqual(again.status, 0, again.transcript)
+        XCTAssertTrue(said(again, "presented its pinned key \(short(firstKey))"), again.transcript)
+        stop(first)
+
+        // The same name with another key.
+        let (second, _, secondKey) = try publish(name, identity: keyFile("new"))
+        let refused = try message(name, "must not arrive")
+        XCTAssertEqual(refused.status, 77, refused.transcript)
+        XCTAssertTrue(said(refused, "@@@ WARNING: THE KEY OF '\(name)' HAS CHANGED @@@"), refused.transcript)
+        XCTAssertTrue(said(refused, "pinned key:", firstKey), refused.transcript)
+        XCTAssertTrue(said(refused, "presented key:", secondKey), refused.transcript)
+        XCTAssertTrue(said(refused, "svc-connect --forget '\(name)'"), refused.transcript)
+        XCTAssertFalse(said(refused, "reconnecting"), refused.transcript)
+        XCTAssertFalse(second.jsonEvents.contains { $0["event"] as? String == "joined" || $0["event"] as? String == "text" },
+                       "nothing was sent: " + second.transcript)
+        XCTAssertEqual(pins(), ["\(service(name)) \(firstKey)"], "the pin is left as it was")
+
+        // A --fingerprint that contradicts the pin is a usage error; plaintext is never
+        // allowed for a pinned name.
+        let contradicting = try message(name, "must not arrive", ["--fingerprint", secondKey])
+        XCTAssertEqual(contradicting.status, 64, contradicting.transcript)
+        XCTAssertTrue(said(contradicting, "does not match the key pinned for '\(name)'"), contradicting.transcript)
+        let plaintext = try message(name, "must not arrive", ["--allow-plaintext"])
+        XCTAssertEqual(plaintext.status, 64, plaintext.transcript)
+        XCTAssertTrue(said(plaintext, "'\(name)' is pinned to \(firstKey)"), plaintext.transcript)
+        XCTAssertFalse(second.jsonEvents.contains { $0["event"] as? String == "joined" || $0["event"] as? String == "text" }, second.transcript)
+
+        // Forgotten, the new key is pinned at the next first contact.
+        let forget = try connect([name, "--forget"])
+        XCTAssertEqual(forget.waitForExit(timeout: 20), 0, forget.transcript)
+        XCTAssertEqual(pins(), [])
+        let renewed = try message(name, "after forgetting")
+        XCTAssertEqual(renewed.status, 0, renewed.transcript)
+        XCTAssertTrue(said(renewed, "first contact with '\(name)': pinned its key \(secondKey)"), renewed.transcript)
+        XCTAssertEqual(pins(), ["\(service(name)) \(secondKey)"])
+        XCTAssertNotNil(second.waitForEvent { $0["event"] as? String == "text" && $0["text"] as? String == "after forgetting" }, second.transcript)
+        XCTAssertFalse(second.stdout.contains { $0.contains("must not arrive") }, second.transcript)
+        stop(second)
+    }
+
+    func testFingerprintAcceptsOnlyThatKeyAndPinsItAndStrictRefusesTheUnknown() throws {
+        let name = TestLAN.uniqueName("given key")
+        let (publisher, _, key) = try publish(name, identity: keyFile("room"))
+
+        let strict = try message(name, "must not arrive", ["--strict"])
+        XCTAssertEqual(strict.status, 77, strict.transcript)
+        XCTAssertTrue(said(strict, "'\(name)' is not in known_peers"), strict.transcript)
+
+        let wrong = "SHA256:" + String(repeating: "A", count: 43)
+        let mismatch = try message(name, "must not arrive", ["--fingerprint", wrong])
+        XCTAssertEqual(mismatch.status, 77, mismatch.transcript)
+        XCTAssertTrue(said(mismatch, "presented the key \(key), which does not match --fingerprint"), mismatch.transcript)
+        XCTAssertEqual(pins(), [], "nothing is pinned from a refused key")
+        XCTAssertFalse(publisher.jsonEvents.contains { $0["event"] as? String == "joined" }, "nothing was sent: " + publisher.transcript)
+
+        // The 12-character short form is enough, and pins the whole key.
+        let right = try message(name, "given", ["--fingerprint", short(key)])
+        XCTAssertEqual(right.status, 0, right.transcript)
+        XCTAssertTrue(said(right, "presented the key given with --fingerprint: pinned it, \(key)"), right.transcript)
+        XCTAssertEqual(pins(), ["\(service(name)) \(key)"])
+        let pinned = try message(name, "strict and pinned", ["--strict"])
+        XCTAssertEqual(pinned.status, 0, pinned.transcript)
+        XCTAssertNotNil(publisher.waitForEvent { $0["text"] as? String == "strict and pinned" }, publisher.transcript)
+        XCTAssertFalse(publisher.stdout.contains { $0.contains("must not arrive") }, publisher.transcript)
+        stop(publisher)
+    }
+
+    func testASpoofedAnnouncementWithTheRoomsKeyCopiedLeadsToNothingBeingSent() throws {
+        let name = TestLAN.uniqueName("spoofed")
+        let (original, _, key) = try publish(name, identity: keyFile("room"))
+        let contact = try message(name, "pinning")
+        XCTAssertEqual(contact.status, 0, contact.transcript)
+        XCTAssertEqual(pins(), ["\(service(name)) \(key)"])
+        stop(original)
+
+        // The room lives on under another name, with its member; the attacker on host c
+        // announces the old name with the room's TXT key= copied, pointing at its relay to it.
+        let (room, port, _) = try publish(TestLAN.uniqueName("moved"), identity: keyFile("room"))
+        let steady = try steadyMember(port: port, key: key)
+        let relay = try attack(["relay", "0", publisherAddress, String(port)])
+        let listening = try XCTUnwrap(relay.waitForEvent { $0["event"] as? String == "listening" }, relay.transcript)
+        let relayPort = try XCTUnwrap(listening["port"] as? Int, relay.transcript)
+        let relayKey = try XCTUnwrap(listening["relay_key"] as? String, relay.transcript)
+        let spoof = try TestLAN.command(on: "c", ["avahi-publish", "-s", name, "_p2pipp._tcp", String(relayPort), "key=\(key)"])
+        defer { stop(spoof, relay) }
+        XCTAssertNotNil(spoof.waitForLine(timeout: 20) { $0.hasPrefix("Established") }, spoof.transcript)
+
+        // Pinned: refused with the warning, no reconnect, although it would wait for the room.
+        let started = Date()
+        let pinned = try connect([name, "--message", "secret", "--timeout", "5"])
+        XCTAssertEqual(pinned.waitForExit(timeout: 40), 77, pinned.transcript)
+        XCTAssertLessThan(Date().timeIntervalSince(started), 15, pinned.transcript)
+        XCTAssertTrue(said(pinned, "@@@ WARNING: THE KEY OF '\(name)' HAS CHANGED @@@"), pinned.transcript)
+        XCTAssertTrue(said(pinned, "presented key:", relayKey), pinned.transcript)
+        XCTAssertFalse(said(pinned, "reconnecting"), pinned.transcript)
+        XCTAssertEqual(relay.jsonEvents.filter { $0["event"] as? String == "relayed" || $0["event"] as? String == "relay-failed" }.count, 1,
+                       "one attempt, no other: " + relay.transcript)
+
+        // First contact (another user): the presented key is not the announced one.
+        let strangerConfig = directory + "/stranger"
+        try FileManager.default.createDirectory(atPath: strangerConfig, withIntermediateDirectories: false, attributes: [.posixPermissions: 0o700])
+        let stranger = try message(name, "secret", [], configHome: strangerConfig)
+        XCTAssertEqual(stranger.status, 77, stranger.transcript)
+        XCTAssertTrue(said(stranger, "presented the key \(relayKey), not the key its announcement (TXT key=) names, \(key)"), stranger.transcript)
+        XCTAssertEqual(pins(in: strangerConfig), [], "nothing pinned")
+
+        XCTAssertFalse(room.stdout.contains { $0.contains("secret") }, room.transcript)
+        XCTAssertEqual(room.jsonEvents.filter { $0["event"] as? String == "joined" }.count, 1, "only the steady member joined: " + room.transcript)
+        XCTAssertTrue(isServed(steady, by: room, after: "the spoofed announcement"), steady.transcript)
+        steady.closeStdin()
+        XCTAssertEqual(steady.waitForExit(timeout: 20), 0, steady.transcript)
+        stop(room)
+    }
+
+    func testAKeyFileOthersCanReadIsRefusedBySvcConnect() throws {
+        let name = TestLAN.uniqueName("loose member")
+        let (publisher, _, _) = try publish(name, identity: keyFile("room"))
+        let loose = keyFile("member")
+        let made = try message(name, "with my own key", ["--identity", loose])
+        XCTAssertEqual(made.status, 0, made.transcript)
+        XCTAssertEqual(try FileManager.default.attributesOfItem(atPath: loose)[.posixPermissions] as? Int, 0o600)
+        try FileManager.default.setAttributes([.posixPermissions: 0o640], ofItemAtPath: loose)
+        let refused = try message(name, "must not arrive", ["--identity", loose])
+        XCTAssertEqual(refused.status, 78, refused.transcript)
+        XCTAssertTrue(said(refused, "permissions 0640 for '\(loose)' are too open", "chmod 600 '\(loose)'"), refused.transcript)
+        XCTAssertFalse(publisher.stdout.contains { $0.contains("must not arrive") }, publisher.transcript)
+        stop(publisher)
+    }
+}
