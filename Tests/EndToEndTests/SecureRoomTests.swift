@@ -455,7 +455,7 @@ final class SecureConnectTests: SecureRoomTestCase {
         let relayKey = try XCTUnwrap(listening["relay_key"] as? String, relay.transcript)
         let spoof = try TestLAN.command(on: "c", ["avahi-publish", "-s", name, "_p2pipp._tcp", String(relayPort), "key=\(key)"])
         defer { stop(spoof, relay) }
-        XCTAssertNotNil(spoof.waitForLine(timeout: 20) { $0.hasPrefix("Established") }, spoof.transcript)
+        XCTAssertNotNil(waitForStderr(spoof, timeout: 20) { $0.hasPrefix("Established") }, spoof.transcript)
 
         // Pinned: refused with the warning, no reconnect, although it would wait for the room.
         let started = Date()
