@@ -101,9 +101,13 @@ final class SecureRoomTests: SecureRoomTestCase {
         let name = TestLAN.uniqueName("tls room")
         let (publisher, port, key) = try publish(name, identity: keyFile("room"), ["--inbox", inbox])
 
+        // A Swift member too (svc-connect, first contact over TLS).
+        let swift = try TestLAN.run("svc-connect", on: "b", [name, "--as", "swift", "--json"])
+        XCTAssertNotNil(swift.waitForEvent { $0["event"] as? String == "joined" }, swift.transcript)
+
         // Checked by a 12-character prefix of the key, as --fingerprint allows.
         let py = try peer([publisherAddress, String(port), "--fingerprint", short(key), "--identity-dir", peerKeyDirectory("py"), "--name", "py",
-                           "--inbox", peerInbox, "--expect-texts", "1", "--expect-files", "1", "--timeout", "20"])
+                           "--inbox", peerInbox, "--expect-texts", "2", "--expect-files", "2", "--timeout", "20"])
         let tls = try XCTUnwrap(py.waitForEvent { $0["event"] as? String == "tls" }, py.transcript)
         XCTAssertEqual(tls["version"] as? String, "TLSv1.3", py.transcript)
         XCTAssertEqual(tls["alpn"] as? String, "p2pm/2", py.transcript)
@@ -118,18 +122,26 @@ final class SecureRoomTests: SecureRoomTestCase {
         XCTAssertNotNil(code.range(of: #"^\d{3} \d{3} \d{3} \d{3}$"#, options: .regularExpression), code)
         XCTAssertEqual(join["safety_code"] as? String, code, "both sides show the same safety code: \(join)")
 
-        // Text and a file each way.
+        // Text each way with the publisher and with the Swift member; a file from each to the peer.
         py.send("hello from python")
         XCTAssertNotNil(publisher.waitForEvent { $0["event"] as? String == "text" && $0["from"] as? String == "py" && $0["text"] as? String == "hello from python" },
                         publisher.transcript)
+        XCTAssertNotNil(swift.waitForEvent { $0["event"] as? String == "text" && $0["from"] as? String == "py" && $0["text"] as? String == "hello from python" },
+                        swift.transcript)
         publisher.send("hello from swift")
+        swift.send("hello from the swift member")
         publisher.send("/send py \(toPeer)")
-        XCTAssertNotNil(py.waitForEvent(timeout: 20) { $0["event"] as? String == "file-stored" }, py.transcript)
+        swift.send("/send py \(toPublisher)")
+        XCTAssertTrue(eventually(within: 30) { py.jsonEvents.filter { $0["event"] as? String == "file-stored" }.count == 2 }, py.transcript)
         py.closeStdin()
         XCTAssertEqual(py.waitForExit(timeout: 30), 0, py.transcript)
-        XCTAssertTrue(py.jsonEvents.contains { $0["frame"] as? String == "text" && $0["text"] as? String == "hello from swift" }, py.transcript)
-        let stored = try XCTUnwrap(event("file-stored", of: py)?["path"] as? String, py.transcript)
-        XCTAssertEqual(try sha256(of: stored), try sha256(of: toPeer))
+        for (text, from) in [("hello from swift", name), ("hello from the swift member", "swift")] {
+            XCTAssertTrue(py.jsonEvents.contains { $0["frame"] as? String == "text" && $0["text"] as? String == text && $0["from"] as? String == from }, py.transcript)
+        }
+        let stored = py.jsonEvents.filter { $0["event"] as? String == "file-stored" }.compactMap { $0["path"] as? String }
+        XCTAssertEqual(try Set(stored.map(sha256(of:))), try Set([toPeer, toPublisher].map(sha256(of:))), py.transcript)
+        swift.closeStdin()
+        XCTAssertEqual(swift.waitForExit(timeout: 20), 0, swift.transcript)
 
         let sender = try peer([publisherAddress, String(port), "--fingerprint", key, "--name", "py-sender", "--say", "a file follows", "--send", toPublisher])
         XCTAssertEqual(sender.waitForExit(timeout: 30), 0, sender.transcript)
@@ -139,9 +151,9 @@ final class SecureRoomTests: SecureRoomTestCase {
         stop(publisher)
     }
 
-    /// Whether `condition` became true within 10 s.
-    func eventually(_ condition: () -> Bool) -> Bool {
-        let deadline = Date().addingTimeInterval(10)
+    /// Whether `condition` became true within `seconds`.
+    func eventually(within seconds: TimeInterval = 10, _ condition: () -> Bool) -> Bool {
+        let deadline = Date().addingTimeInterval(seconds)
         while !condition() {
             guard Date() < deadline else { return false }
             usleep(50_000)
