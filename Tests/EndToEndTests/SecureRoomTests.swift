@@ -291,6 +291,95 @@ final class SecureRoomAttackTests: SecureRoomTestCase {
         stop(publisher)
     }
 
+    /// A member that speaks SESSION (Scripts/p2pm.py over TLS with the key in argv[4]):
+    /// HELLO as argv[5] with capability 8, SESSION id argv[6] next argv[7], one TEXT per
+    /// further argument, waits for the ACK of the last (or an ERROR), stays argv[8] seconds,
+    /// says GOODBYE. Prints each frame it gets as JSON. It does not check the server's key: it
+    /// attacks the server, the server is not its secret's keeper.
+    static let sessionPeer = #"""
+        import json, socket, struct, sys, time
+        sys.path.insert(0, sys.argv[1])
+        import p2pm
+        host, port, keys, name = sys.argv[2], int(sys.argv[3]), sys.argv[4], sys.argv[5]
+        session, first, hold, texts = int(sys.argv[6]), int(sys.argv[7]), float(sys.argv[8]), sys.argv[9:]
+        identity = p2pm.Identity.in_directory(keys)
+        raw = socket.create_connection((host, port), timeout=5)
+        stream = p2pm.FrameStream(p2pm.tls_context(identity).wrap_socket(raw, server_hostname=None))
+        print(json.dumps({"event": "identity", "key": identity.key}), flush=True)
+        def frames(until, seconds):
+            end = time.monotonic() + seconds
+            while time.monotonic() < end:
+                got = stream.next(max(0.01, end - time.monotonic()))
+                if got is None:
+                    continue
+                fields = p2pm.decode(got[0], got[2])
+                print(json.dumps(fields), flush=True)
+                if fields["frame"] == "ping":
+                    stream.send(p2pm.frame("pong", got[2]), 5)
+                if until(fields):
+                    return
+        stream.send(p2pm.hello(name, 8), 5)
+        frames(lambda f: f["frame"] == "welcome", 5)
+        stream.send(p2pm.frame("session", struct.pack(">QQ", session, first)), 5)
+        for text in texts:
+            stream.send(p2pm.frame("text", p2pm.string("") + p2pm.string("") + text.encode()), 5)
+        frames(lambda f: f["frame"] == "error" or (f["frame"] == "ack" and f["through"] == first + len(texts)), 5)
+        frames(lambda f: False, hold)
+        stream.send(p2pm.frame("goodbye", b"done"), 5)
+        stream.finish(1)
+        """#
+
+    func testASessionIdReplayedByAnotherKeyIsASessionOfItsOwn() throws {
+        let name = TestLAN.uniqueName("sessions")
+        let (publisher, port, key) = try publish(name, identity: keyFile("room"))
+        let steady = try steadyMember(port: port, key: key)
+        let aliceKeys = try peerKeyDirectory("alice"), malloryKeys = try peerKeyDirectory("mallory")
+        let id = String(UInt64.random(in: 1...(1 << 62)))
+        func session(_ keys: String, as member: String, next: Int, hold: Double = 0, _ texts: [String], from host: String) throws -> ToolProcess {
+            let scripts = URL(fileURLWithPath: TestLAN.script("p2pm.py")).deletingLastPathComponent().path
+            return try TestLAN.command(on: host, ["/usr/bin/python3", "-c", Self.sessionPeer, scripts, publisherAddress, String(port), keys, member, id,
+                                                  String(next), String(hold)] + texts)
+        }
+        func acknowledged(_ peer: ToolProcess, through: Int) -> Bool {
+            peer.waitForEvent { $0["frame"] as? String == "ack" && $0["through"] as? Int == through } != nil
+        }
+        func received(_ text: String) -> Int {
+            steady.jsonEvents.filter { $0["frame"] as? String == "text" && $0["text"] as? String == text }.count
+        }
+        func errors(_ peer: ToolProcess) -> [[String: Any]] { peer.jsonEvents.filter { $0["frame"] as? String == "error" } }
+
+        let alice = try session(aliceKeys, as: "alice", next: 0, ["alice 0", "alice 1"], from: "b")
+        XCTAssertEqual(alice.waitForExit(timeout: 20), 0, alice.transcript)
+        XCTAssertTrue(acknowledged(alice, through: 2), alice.transcript)
+
+        // Mallory (host c, another key) opens alice's session id from the start: were it
+        // alice's session, her texts would be dropped as repeats (and alice's cut short).
+        let mallory = try session(malloryKeys, as: "mallory", next: 0, ["mallory 0", "mallory 1"], from: "c")
+        XCTAssertEqual(mallory.waitForExit(timeout: 20), 0, mallory.transcript)
+        XCTAssertTrue(acknowledged(mallory, through: 2), mallory.transcript)
+        XCTAssertEqual(errors(mallory).count, 0, mallory.transcript)
+
+        // Alice comes back and sends "alice 1" again with a new one: her session is intact, the
+        // repeat is dropped. While she holds it, mallory opens the same id again: not refused as
+        // held by another connection, since it is not the same session.
+        let back = try session(aliceKeys, as: "alice", next: 1, hold: 3, ["alice 1", "alice 2"], from: "b")
+        XCTAssertTrue(acknowledged(back, through: 3), back.transcript)
+        let again = try session(malloryKeys, as: "mallory", next: 2, ["mallory 2"], from: "c")
+        XCTAssertEqual(again.waitForExit(timeout: 20), 0, again.transcript)
+        XCTAssertTrue(acknowledged(again, through: 3), again.transcript)
+        XCTAssertEqual(errors(again).count, 0, again.transcript)
+        XCTAssertEqual(back.waitForExit(timeout: 20), 0, back.transcript)
+        XCTAssertEqual(errors(back).count, 0, back.transcript)
+
+        XCTAssertTrue(isServed(steady, by: publisher, after: "the sessions"), steady.transcript)
+        for text in ["alice 0", "alice 1", "alice 2", "mallory 0", "mallory 1", "mallory 2"] {
+            XCTAssertEqual(received(text), 1, "\(text) relayed exactly once: " + steady.transcript)
+        }
+        steady.closeStdin()
+        XCTAssertEqual(steady.waitForExit(timeout: 20), 0, steady.transcript)
+        stop(publisher)
+    }
+
     func testAKeyFileOthersCanReadIsRefusedAndAFirstKeyIsMadePrivate() throws {
         // A new user: $XDG_CONFIG_HOME/svc made 0700, identity.pem 0600.
         let config = directory + "/config"
