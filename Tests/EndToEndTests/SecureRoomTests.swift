@@ -544,7 +544,11 @@ final class SecureConnectTests: SecureRoomTestCase {
         let contact = try message(name, "pinning")
         XCTAssertEqual(contact.status, 0, contact.transcript)
         XCTAssertEqual(pins(), ["\(service(name)) \(key)"])
+        // A member of the room when it goes away: it waits for the room to come back.
+        let faithful = try connect([name, "--as", "faithful", "--timeout", "5"])
+        XCTAssertNotNil(original.waitForEvent { $0["event"] as? String == "joined" && $0["name"] as? String == "faithful" }, original.transcript)
         stop(original)
+        faithful.send("typed while the room was away")
 
         // The room lives on under another name, with its member; the attacker on host c
         // announces the old name with the room's TXT key= copied, pointing at its relay to it.
@@ -558,6 +562,14 @@ final class SecureConnectTests: SecureRoomTestCase {
         defer { stop(spoof, relay) }
         XCTAssertNotNil(waitForStderr(spoof, timeout: 20) { $0.hasPrefix("Established") }, spoof.transcript)
 
+        // The waiting member finds the spoof: refused with the warning, nothing sent, no retry.
+        XCTAssertEqual(faithful.waitForExit(timeout: 40), 77, faithful.transcript)
+        XCTAssertTrue(said(faithful, "@@@ WARNING: THE KEY OF '\(name)' HAS CHANGED @@@"), faithful.transcript)
+        XCTAssertTrue(said(faithful, "presented key:", relayKey), faithful.transcript)
+        XCTAssertTrue(said(faithful, "not sent: typed while the room was away"), "what was typed is reported as not sent: " + faithful.transcript)
+        XCTAssertEqual(relay.jsonEvents.filter { $0["event"] as? String == "relayed" || $0["event"] as? String == "relay-failed" }.count, 1,
+                       "one attempt, no other: " + relay.transcript)
+
         // Pinned: refused with the warning, no reconnect, although it would wait for the room.
         let started = Date()
         let pinned = try connect([name, "--message", "secret", "--timeout", "5"])
@@ -566,7 +578,7 @@ final class SecureConnectTests: SecureRoomTestCase {
         XCTAssertTrue(said(pinned, "@@@ WARNING: THE KEY OF '\(name)' HAS CHANGED @@@"), pinned.transcript)
         XCTAssertTrue(said(pinned, "presented key:", relayKey), pinned.transcript)
         XCTAssertFalse(said(pinned, "reconnecting"), pinned.transcript)
-        XCTAssertEqual(relay.jsonEvents.filter { $0["event"] as? String == "relayed" || $0["event"] as? String == "relay-failed" }.count, 1,
+        XCTAssertEqual(relay.jsonEvents.filter { $0["event"] as? String == "relayed" || $0["event"] as? String == "relay-failed" }.count, 2,
                        "one attempt, no other: " + relay.transcript)
 
         // First contact (another user): the presented key is not the announced one.
@@ -577,7 +589,7 @@ final class SecureConnectTests: SecureRoomTestCase {
         XCTAssertTrue(said(stranger, "presented the key \(relayKey), not the key its announcement (TXT key=) names, \(key)"), stranger.transcript)
         XCTAssertEqual(pins(in: strangerConfig), [], "nothing pinned")
 
-        XCTAssertFalse(room.stdout.contains { $0.contains("secret") }, room.transcript)
+        XCTAssertFalse(room.stdout.contains { $0.contains("secret") || $0.contains("typed while the room was away") }, room.transcript)
         XCTAssertEqual(room.jsonEvents.filter { $0["event"] as? String == "joined" }.count, 1, "only the steady member joined: " + room.transcript)
         XCTAssertTrue(isServed(steady, by: room, after: "the spoofed announcement"), steady.transcript)
         steady.closeStdin()
