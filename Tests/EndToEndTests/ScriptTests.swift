@@ -27,7 +27,7 @@ final class ScriptTests: XCTestCase {
         let publisher = try TestLAN.run("svc-publish", on: "a", ["--name", name, "--json"])
         XCTAssertNotNil(publisher.waitForEvent { $0["event"] as? String == "registered" }, publisher.transcript)
         let before = try status()
-        XCTAssertEqual(try TestLAN.control(["up", "2"]), 0)
+        XCTAssertEqual(try TestLAN.control(["up", "3"]), 0)
         XCTAssertEqual(try status(), before, "the daemons are the same processes")
         XCTAssertTrue(publisher.process.isRunning, publisher.transcript)
         let client = try TestLAN.run("svc-connect", on: "b", [name, "--message", "still here"])
