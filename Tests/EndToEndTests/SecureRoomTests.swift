@@ -597,13 +597,21 @@ final class SecureConnectTests: SecureRoomTestCase {
         stop(room)
     }
 
-    func testAKeyFileOthersCanReadIsRefusedBySvcConnect() throws {
+    func testThePublishersJoinedLineShowsTheMembersKeyAndCodeAndALooseKeyFileIsRefusedBySvcConnect() throws {
         let name = TestLAN.uniqueName("loose member")
-        let (publisher, _, _) = try publish(name, identity: keyFile("room"))
+        // Text output this time: the joined line as a person reads it.
+        let publisher = try TestLAN.run("svc-publish", on: "a", ["--name", name, "--identity", keyFile("room"), "--no-timestamps"])
+        XCTAssertNotNil(publisher.waitForLine { $0.hasPrefix("registered") }, publisher.transcript)
         let loose = keyFile("member")
         let made = try message(name, "with my own key", ["--identity", loose])
         XCTAssertEqual(made.status, 0, made.transcript)
         XCTAssertEqual(try FileManager.default.attributesOfItem(atPath: loose)[.posixPermissions] as? Int, 0o600)
+        // The key svc-connect made and the safety code it showed are on the publisher's joined line.
+        let note = try XCTUnwrap(made.process.stderr.first { $0.contains("made a new key for this user: \(loose) (SHA256:") }, made.transcript)
+        let memberKey = try XCTUnwrap(note.components(separatedBy: "(").last?.components(separatedBy: ")").first, note)
+        let contact = try XCTUnwrap(made.process.stderr.first { $0.contains("first contact with '\(name)'") }, made.transcript)
+        let code = try XCTUnwrap(contact.range(of: #"safety code \d{3} \d{3} \d{3} \d{3}"#, options: .regularExpression).map { String(contact[$0]) }, contact)
+        XCTAssertNotNil(publisher.waitForLine { $0.contains("joined") && $0.contains("(key \(short(memberKey)), \(code)) from ") }, "\(memberKey), \(code): " + publisher.transcript)
         try FileManager.default.setAttributes([.posixPermissions: 0o640], ofItemAtPath: loose)
         let refused = try message(name, "must not arrive", ["--identity", loose])
         XCTAssertEqual(refused.status, 78, refused.transcript)
