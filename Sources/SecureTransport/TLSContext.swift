@@ -15,6 +15,11 @@ enum TLSContext {
     /// about 400 bytes; OpenSSL's default (100 KiB) is memory a hostile peer need not get.
     static let maximumCertificateList = 16_384
 
+    /// The signatures a handshake may carry, both ways: ECDSA P-256 with SHA-256 (our keys) and
+    /// Ed25519. Keys of other kinds (RSA with a huge exponent costs a server many times an
+    /// ECDSA check) are refused before any signature is checked.
+    static let signatureAlgorithms = "ECDSA+SHA256:ed25519"
+
     /// The one application protocol, as ALPN names it.
     static let applicationProtocol = Array("p2pm/2".utf8)
 
@@ -39,6 +44,7 @@ enum TLSContext {
         try check(SSL_CTX_use_certificate(context, certificate) == 1, "SSL_CTX_use_certificate")
         try check(SSL_CTX_use_PrivateKey(context, key) == 1, "SSL_CTX_use_PrivateKey")
         try check(SSL_CTX_check_private_key(context) == 1, "SSL_CTX_check_private_key")
+        try check(cssl_ctx_set1_sigalgs_list(context, signatureAlgorithms) == 1, "SSL_CTX_set1_sigalgs_list")
         SSL_CTX_set_cert_verify_callback(context, verifyPeerCertificate, nil)
         switch role {
         case .server:

@@ -82,6 +82,8 @@ public final class TLSStream: ByteStream, @unchecked Sendable {
     private var isDeliveryScheduled = false
     /// Server: the client's hello named no `p2pm/2` (the handshake fails because of it).
     private var clientOfferedNoProtocol = false
+    /// The peer's certificate carries a key of a kind we do not accept (not P-256 or Ed25519).
+    private var peerKeyOfOtherKind = false
     /// How the wrapped stream ended, while plaintext inside `ssl` still waits for a reader.
     private var innerEnd: Connection.CloseReason?
     private var onBytes: ([UInt8]) -> Void = { _ in }
@@ -380,7 +382,12 @@ public final class TLSStream: ByteStream, @unchecked Sendable {
     /// Whether the peer's certificate (`X509 *`) is acceptable: any for the server; the
     /// policy's answer for the client.
     func acceptsPeerCertificate(_ certificate: OpaquePointer) -> Bool {
-        guard let key = OpenSSL.fingerprint(ofCertificate: certificate) else { return false }
+        guard let publicKey = X509_get0_pubkey(certificate), OpenSSL.isAcceptedKind(publicKey),
+              let key = OpenSSL.fingerprint(ofCertificate: certificate)
+        else {
+            peerKeyOfOtherKind = true
+            return false
+        }
         guard let acceptsServerKey else { return true }
         if acceptsServerKey(key) { return true }
         rejectedPeerKey = key
@@ -409,6 +416,9 @@ public final class TLSStream: ByteStream, @unchecked Sendable {
     private func failureText(_ error: Int32) -> String {
         if let rejectedPeerKey {
             return "the server presented key \(rejectedPeerKey.full), which is not the one expected"
+        }
+        if peerKeyOfOtherKind {
+            return "the peer's key is of a kind protocol version 2 does not use (only ECDSA P-256 and Ed25519 keys are accepted)"
         }
         if clientOfferedNoProtocol {
             return "the client did not ask for protocol \(Self.applicationProtocol) (ALPN): it is not an svc client of protocol version 2"

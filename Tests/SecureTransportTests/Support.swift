@@ -43,6 +43,8 @@ final class RawTLSClient {
         var offersALPN = true
         /// Presents this identity's certificate; none when nil.
         var identity: Identity?
+        /// Presents a self-signed certificate of a fresh 2048-bit RSA key instead.
+        var presentsRSAKey = false
     }
 
     let stream: InMemoryStream
@@ -69,6 +71,24 @@ final class RawTLSClient {
         if let identity = options.identity {
             SSL_CTX_use_certificate(context, identity.certificate)
             SSL_CTX_use_PrivateKey(context, identity.key)
+        }
+        if options.presentsRSAKey {
+            let keyContext = EVP_PKEY_CTX_new_from_name(nil, "RSA", nil)!
+            var key: OpaquePointer?
+            _ = EVP_PKEY_keygen_init(keyContext)
+            _ = EVP_PKEY_generate(keyContext, &key)
+            EVP_PKEY_CTX_free(keyContext)
+            let certificate = X509_new()!
+            _ = X509_set_version(certificate, 2)
+            _ = ASN1_INTEGER_set(X509_get_serialNumber(certificate), 1)
+            _ = X509_gmtime_adj(X509_getm_notBefore(certificate), 0)
+            _ = X509_gmtime_adj(X509_getm_notAfter(certificate), 86400)
+            _ = X509_set_pubkey(certificate, key)
+            _ = X509_sign(certificate, key, EVP_sha256())
+            SSL_CTX_use_certificate(context, certificate)
+            SSL_CTX_use_PrivateKey(context, key)
+            X509_free(certificate)
+            EVP_PKEY_free(key)
         }
         ssl = SSL_new(context)!
         networkIn = BIO_new(BIO_s_mem())!
