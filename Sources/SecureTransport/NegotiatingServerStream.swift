@@ -94,9 +94,12 @@ public final class NegotiatingServerStream: ByteStream, @unchecked Sendable {
         return true
     }
 
-    /// Finishes the chosen path; before the decision, right after it.
+    /// Finishes the chosen path. Before the decision nothing can be sent (it is not known yet
+    /// whether the client speaks TLS), so the connection closes at once: a room that turns
+    /// away connections which never sent a byte holds no socket for them.
     public func finish() {
         guard isOpen else { return }
+        guard decision != nil else { return close(.closedLocally) }
         isFinishing = true
         if let tls { tls.finish() } else if decision == .plaintext { inner.finish() }
     }
