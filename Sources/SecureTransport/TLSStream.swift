@@ -46,6 +46,10 @@ public final class TLSStream: ByteStream, @unchecked Sendable {
     static let recordSize = 16_384
     /// Ciphertext handed to OpenSSL at once: a whole record with its header and expansion.
     static let ciphertextSlice = recordSize + 512
+    /// Key updates a peer may send in a burst; one more is allowed every `keyUpdateInterval`.
+    /// A peer that sends more (each costs us a key derivation) is cut off.
+    static let keyUpdateBurst = 8
+    static let keyUpdateInterval: Duration = .seconds(10)
 
     /// The most bytes that may wait for the handshake to complete.
     public let outboxLimit: Int
@@ -84,6 +88,11 @@ public final class TLSStream: ByteStream, @unchecked Sendable {
     private var clientOfferedNoProtocol = false
     /// The peer's certificate carries a key of a kind we do not accept (not P-256 or Ed25519).
     private var peerKeyOfOtherKind = false
+    /// Key updates the peer may still send now, and when that was counted.
+    private var keyUpdateAllowance = Double(keyUpdateBurst)
+    private var keyUpdateCounted: ContinuousClock.Instant?
+    /// The peer sent key updates faster than allowed: the link fails at the next turn.
+    private var keyUpdateFlood = false
     /// How the wrapped stream ended, while plaintext inside `ssl` still waits for a reader.
     private var innerEnd: Connection.CloseReason?
     private var onBytes: ([UInt8]) -> Void = { _ in }
@@ -308,6 +317,10 @@ public final class TLSStream: ByteStream, @unchecked Sendable {
                     ERR_clear_error()
                     let result = SSL_read_ex(ssl, buffer.baseAddress! + count, buffer.count - count, &read)
                     error = SSL_get_error(ssl, result)
+                    if keyUpdateFlood {
+                        failure = "the peer sent TLS key updates faster than \(Self.keyUpdateBurst) at once and one every \(Self.keyUpdateInterval.secondsText); cut off"
+                        break
+                    }
                     guard result == 1 else {
                         // Read the error queue now: the upper layer runs before the failure is handled.
                         if error != SSL_ERROR_WANT_READ && error != SSL_ERROR_ZERO_RETURN { failure = failureText(error) }
@@ -392,6 +405,18 @@ public final class TLSStream: ByteStream, @unchecked Sendable {
         if acceptsServerKey(key) { return true }
         rejectedPeerKey = key
         return false
+    }
+
+    /// A key update came from the peer (called inside libssl, from `noteHandshakeMessage`).
+    func noteKeyUpdate() {
+        let now = scheduler.now
+        if let last = keyUpdateCounted {
+            let elapsed = Double((now - last) / Self.keyUpdateInterval)
+            keyUpdateAllowance = min(Double(Self.keyUpdateBurst), keyUpdateAllowance + elapsed)
+        }
+        keyUpdateCounted = now
+        keyUpdateAllowance -= 1
+        if keyUpdateAllowance < 0 { keyUpdateFlood = true }
     }
 
     func noteClientOfferedNoProtocol() {

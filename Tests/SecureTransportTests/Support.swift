@@ -107,6 +107,16 @@ final class RawTLSClient {
         SSL_CTX_free(context)
     }
 
+    /// Sends `count` TLS 1.3 key updates (after the handshake).
+    func sendKeyUpdates(_ count: Int) {
+        for _ in 0..<count {
+            _ = SSL_key_update(ssl, SSL_KEY_UPDATE_NOT_REQUESTED)
+            _ = SSL_do_handshake(ssl)
+        }
+        ERR_clear_error()
+        flush()
+    }
+
     private func advance() {
         guard failure == nil else { return }
         ERR_clear_error()
@@ -125,6 +135,10 @@ final class RawTLSClient {
             failure = ERR_reason_error_string(ERR_peek_last_error()).map { String(cString: $0) } ?? "error \(error)"
         }
         ERR_clear_error()
+        flush()
+    }
+
+    private func flush() {
         let pending = Int(cssl_bio_pending(networkOut))
         if pending > 0 {
             var bytes = [UInt8](repeating: 0, count: pending)
