@@ -55,7 +55,7 @@ let package = Package(
         .target(name: "TransportCore"),
         // Which text is unsafe on a terminal and in member names, and when names look alike.
         .target(name: "SafeText"),
-        .target(name: "MessagingCore", dependencies: ["SafeText", "SecureTransport", "SecureTransport", "SecureTransport"]),
+        .target(name: "MessagingCore", dependencies: ["SafeText"]),
         // Which key each service is pinned to (known_peers) and whom svc-connect trusts; file I/O, no C.
         .target(name: "PeerTrust", dependencies: ["TransportCore", "DiscoveryCore"]),
 
@@ -77,15 +77,15 @@ let package = Package(
 
         .executableTarget(
             name: "svc-publish",
-            dependencies: ["DNSSD", "DiscoveryCore", "TransportPOSIX", "TransportCore", "Messaging", "MessagingCore", "CommandLineSupport", "MessagingCommandLine"]
+            dependencies: ["DNSSD", "DiscoveryCore", "TransportPOSIX", "TransportCore", "Messaging", "MessagingCore", "CommandLineSupport", "MessagingCommandLine", "SecureTransport"]
         ),
         .executableTarget(
             name: "svc-browse",
-            dependencies: ["DNSSD", "DiscoveryCore", "TransportCore", "TransportPOSIX", "MessagingCore", "CommandLineSupport"]
+            dependencies: ["DNSSD", "DiscoveryCore", "TransportCore", "TransportPOSIX", "MessagingCore", "CommandLineSupport", "SecureTransport"]
         ),
         .executableTarget(
             name: "svc-connect",
-            dependencies: ["DNSSD", "DiscoveryCore", "TransportPOSIX", "TransportCore", "Messaging", "MessagingCore", "CommandLineSupport", "MessagingCommandLine", "PeerTrust"]
+            dependencies: ["DNSSD", "DiscoveryCore", "TransportPOSIX", "TransportCore", "Messaging", "MessagingCore", "CommandLineSupport", "MessagingCommandLine", "PeerTrust", "SecureTransport"]
         ),
 
         // The load generator that Scripts/bench and Scripts/stress drive (not a product).

@@ -38,6 +38,10 @@ public final class TLSStream: ByteStream, @unchecked Sendable {
     public static let safetyCodeLabel = "EXPORTER-p2pm-safety-code"
     /// How long the wrapped stream may take to carry a failure's alert before it is closed.
     public static let lingerAfterFailure: Duration = .seconds(2)
+    /// The most plaintext that waits for the handshake by default: a `Connection`'s outbox
+    /// (4 MiB) less room for what TLS adds (22 bytes a 16 KiB record, and the last handshake
+    /// flight), so that what waited fits the wrapped stream's outbox once it is encrypted.
+    public static let waitingLimit = (4 << 20) - (64 << 10)
     /// The most plaintext one `onBytes` call gets.
     static let deliveryChunk = 65_536
     /// The most plaintext in one TLS record. Records go in and out of the memory BIOs one or
@@ -105,10 +109,10 @@ public final class TLSStream: ByteStream, @unchecked Sendable {
     ///   - scheduler: the executor `stream` runs on, and its clock.
     ///   - identity: the key and certificate this end presents.
     ///   - role: server, or client with its policy for the server's key.
-    ///   - outboxLimit: the most plaintext that may wait for the handshake (4 MiB, as `Connection`).
+    ///   - outboxLimit: the most plaintext that may wait for the handshake (`waitingLimit`).
     /// - Throws: `SecureTransportError` (`.openSSL`) when OpenSSL cannot make the connection.
     public init(over stream: any ByteStream, scheduler: any Scheduler, identity: Identity, role: Role,
-                outboxLimit: Int = 4 << 20) throws(SecureTransportError) {
+                outboxLimit: Int = TLSStream.waitingLimit) throws(SecureTransportError) {
         let isServer: Bool
         switch role {
         case .server:
