@@ -22,7 +22,8 @@
 //     up to 4 MiB + 64 KiB, 3 a boundary (0, 1, 2^14 ± 1, 2^14, 64 KiB ± 1, 64 KiB,
 //     4 MiB − 16 KiB, 4 MiB ± 1, 4 MiB: the record size, the delivery chunk, the
 //     pre-handshake and outbox bound); at most 16 MiB per input, later sends are skipped
-//   3 / 4 the side stops / resumes reading
+//   3 / 4 the side stops / resumes reading (the client end only as a raw reader: a TLS
+//     client must find its end reading)
 //   5 / 6 the side finishes / closes
 //   7 the delivery chunk of what the side writes: 1 << (b % 17), 1 byte to 64 KiB
 //   8 the clock moves on by b × 100 ms (failures linger 2 s)
@@ -488,12 +489,13 @@ func fuzzSecureLink(_ bytes: UnsafeRawBufferPointer) {
             let count = sendSize(argument, &input)
             if let upper { link.send(count, from: upper) }
         case 3:
-            if let upper { link.pause(upper) } else if fromClient {
-                link.rawPaused = link.rawReader
+            // The client end pauses only as a raw reader: a TLS client must find it reading.
+            if let upper { link.pause(upper) } else if fromClient, link.rawReader {
+                link.rawPaused = true
                 link.clientEnd.pauseReading()
             }
         case 4:
-            if let upper { link.resume(upper) } else if fromClient {
+            if let upper { link.resume(upper) } else if fromClient, link.rawReader {
                 link.rawPaused = false
                 link.clientEnd.resumeReading()
             }
