@@ -31,8 +31,9 @@
 //     3 stops reading), inside the callback
 //   10 at most b queued work items run (a state in the middle of a delivery)
 //   11 the side's upper layer sets (argument even) or removes a whenDrained handler
-//   At the end every reader resumes and the work runs out; then both sides close and the
-//   clock passes the linger. Replayed with SVC_FUZZ_TRACE=1, it says what happened.
+//   At the end reactions are called off, every reader resumes and the work runs out; then
+//   both sides close and the clock passes the linger. Replayed with SVC_FUZZ_TRACE=1, it
+//   says what happened.
 // Checked: nothing traps; the server writes nothing before the client's first byte, then
 // exactly the refusal, or the upper layer's bytes unchanged (plaintext); the decision never
 // changes; each onClose is called at most once (exactly once at the end), with the stream
@@ -394,7 +395,10 @@ final class SecureLink {
 
     /// Everyone reads again and the work runs out; an undisturbed link must then be whole.
     func drain() {
-        for upper in [serverUpper, clientUpper] where upper.isPaused && upper.closes == 0 { resume(upper) }
+        for upper in [serverUpper, clientUpper] {
+            upper.reaction = nil // a reaction still armed would stop reading again
+            if upper.isPaused && upper.closes == 0 { resume(upper) }
+        }
         if rawReader, rawPaused {
             rawPaused = false
             clientEnd.resumeReading()
