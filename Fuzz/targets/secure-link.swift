@@ -21,7 +21,8 @@
 //   2 the side's upper layer sends n bytes: argument 0 b, 1 a 2-byte count, 2 a 3-byte count
 //     up to 4 MiB + 64 KiB, 3 a boundary (0, 1, 2^14 ± 1, 2^14, 64 KiB ± 1, 64 KiB,
 //     4 MiB − 16 KiB, 4 MiB ± 1, 4 MiB: the record size, the delivery chunk, the
-//     pre-handshake and outbox bound); at most 16 MiB per input, later sends are skipped
+//     pre-handshake and outbox bound); at most 16 MiB per input with raw bytes (each byte
+//     counting 256 / chunk times while a delivery chunk is below 256), later sends are skipped
 //   3 / 4 the side stops / resumes reading (the client end only as a raw reader: a TLS
 //     client must find its end reading)
 //   5 / 6 the side finishes / closes
@@ -72,7 +73,8 @@ let refusal = Message.error(code: ProtocolError.Code.tlsRequired.rawValue, messa
 /// The outbox and pre-handshake bound of every stream here (the default, as `Connection`).
 let limit = 4 << 20
 let sendSizes = [0, 1, 16_383, 16_384, 16_385, 65_535, 65_536, 65_537, limit - 16_384, limit - 1, limit, limit + 1]
-/// The most bytes the upper layers send in one input (time, not memory: 1-byte deliveries).
+/// The most bytes the upper layers send and the fuzzer writes in one input, at deliveries of
+/// 256 bytes or more (time, not memory; see `SecureLink.charge`).
 let sendBudget = 16 << 20
 let heapBound = 48 << 20
 
@@ -219,8 +221,7 @@ final class SecureLink {
     }
 
     func send(_ count: Int, from upper: Upper) {
-        guard let stream = upper.stream, count <= budget else { return }
-        budget -= count
+        guard let stream = upper.stream, charge(count) else { return }
         let bytes = pattern(upper.seed, from: upper.sent, count: count)
         let wasClosed = upper.closes > 0
         upper.sent += count
@@ -229,6 +230,15 @@ final class SecureLink {
         } else {
             precondition(!wasClosed, "the \(upper.name)'s stream took \(count) bytes after its close")
         }
+    }
+
+    /// Whether `count` more bytes fit the input's budget (taken from it when they do). Below
+    /// 256-byte deliveries each byte costs more: 4 MiB read a byte at a time takes seconds.
+    func charge(_ count: Int) -> Bool {
+        let cost = count * max(1, 256 / min(clientEnd.deliveryChunk, serverEnd.deliveryChunk))
+        guard cost <= budget else { return false }
+        budget -= cost
+        return true
     }
 
     func end(_ upper: Upper, closing: Bool) {
@@ -483,10 +493,7 @@ func fuzzSecureLink(_ bytes: UnsafeRawBufferPointer) {
         switch Int(op & 0x0F) % 12 {
         case 0:
             let raw = rawBytes(argument, &input)
-            if raw.count <= link.budget {
-                link.budget -= raw.count
-                link.raw(raw, fromClient: fromClient)
-            }
+            if link.charge(raw.count) { link.raw(raw, fromClient: fromClient) }
         case 1:
             if fromClient { link.startTLSClient(refusing: argument & 1 == 1) } else { link.startRawReader() }
         case 2:
