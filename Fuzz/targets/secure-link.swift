@@ -6,7 +6,7 @@
 // own identity, whose policy accepts or refuses the server's key) or a raw reader. Each end
 // has an upper layer that sends and reads numbered bytes (a pattern of the sender and the
 // offset, so that lost, repeated, reordered or foreign bytes show).
-//   setup byte: bit 0 plaintext allowed; the delivery chunk of both ends 1 << (b >> 1 % 17)
+//   setup byte: bit 0 plaintext allowed; the delivery chunk of both ends 1 << ((b >> 1) % 17)
 //   then operations, one byte `kind (4 bits, mod 12) | side << 4 | argument << 5 | hold << 7`
 //   (side 0 the client, 1 the server; unless hold is set, the queued work runs after the
 //   operation):
@@ -21,8 +21,8 @@
 //   2 the side's upper layer sends n bytes: argument 0 b, 1 a 2-byte count, 2 a 3-byte count
 //     up to 4 MiB + 64 KiB, 3 a boundary (0, 1, 2^14 ± 1, 2^14, 64 KiB ± 1, 64 KiB,
 //     4 MiB − 16 KiB, 4 MiB ± 1, 4 MiB: the record size, the delivery chunk, the
-//     pre-handshake and outbox bound); at most 16 MiB per input with raw bytes (each byte
-//     counting 256 / chunk times while a delivery chunk is below 256), later sends are skipped
+//     pre-handshake and outbox bound); at most 16 MiB per input, raw bytes included (a byte
+//     counts 256 / chunk times while a delivery chunk is below 256); later sends are skipped
 //   3 / 4 the side stops / resumes reading (the client end only as a raw reader: a TLS
 //     client must find its end reading)
 //   5 / 6 the side finishes / closes
