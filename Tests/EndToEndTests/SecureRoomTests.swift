@@ -96,8 +96,10 @@ final class SecureRoomTests: SecureRoomTestCase {
         let inbox = directory + "/inbox", peerInbox = directory + "/peer-inbox"
         for path in [inbox, peerInbox] { try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: false) }
         let toPublisher = directory + "/to-publisher.bin", toPeer = directory + "/to-peer.bin"
-        try Data((0..<300_000).map { _ in UInt8.random(in: 0...255) }).write(to: URL(fileURLWithPath: toPublisher))
-        try Data((0..<1_500_000).map { _ in UInt8.random(in: 0...255) }).write(to: URL(fileURLWithPath: toPeer))
+        let random = try XCTUnwrap(FileHandle(forReadingAtPath: "/dev/urandom"))
+        try random.readData(ofLength: 300_000).write(to: URL(fileURLWithPath: toPublisher))
+        try random.readData(ofLength: 1_500_000).write(to: URL(fileURLWithPath: toPeer))
+        try random.close()
         let name = TestLAN.uniqueName("tls room")
         let (publisher, port, key) = try publish(name, identity: keyFile("room"), ["--inbox", inbox])
 
