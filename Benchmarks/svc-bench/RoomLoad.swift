@@ -7,23 +7,30 @@ import TransportPOSIX
 /// Many members in one room: delivery (exactly once, in each sender's order), throughput,
 /// latency, then an idle period with heartbeats after which every member must still be served.
 enum RoomLoad {
-    static func run(_ options: BenchOptions) async throws -> ExitCode {
+    /// Members connect through TLS with `security`.
+    static func run(_ options: BenchOptions, security: ClientSecurity?) async throws -> ExitCode {
         let fileLimit = ResourceLimits.raiseOpenFileLimit()
         guard fileLimit >= UInt64(options.clients) + 32 else {
             throw ToolFailure(.usage, "only \(fileLimit) open files are allowed, too few for \(options.clients) clients; raise 'ulimit -n'")
         }
         let queues = (0..<2).map { DispatchQueue(label: "bench.room.\($0)") }
-        var members: [Member] = []
+        let members = (0..<options.clients).map { Member(index: $0, clients: options.clients, queue: queues[$0 % queues.count]) }
         let joinStart = monotonicNanoseconds()
-        for index in 0..<options.clients {
-            let member = Member(index: index, clients: options.clients, queue: queues[index % queues.count])
-            member.link = try await join(options.target!, as: "\(options.prefix)\(index)", queue: member.queue, heartbeat: options.heartbeat,
-                                         timeout: options.timeout, onMessage: { member.received($0) }, onEnd: { member.ended = $0 })
-            members.append(member)
+        if options.atOnce {
+            let deadline = ContinuousClock.now + options.timeout
+            try await withThrowingTaskGroup(of: Void.self) { group in
+                for member in members {
+                    group.addTask { try await connectRetrying(member, options, security: security, until: deadline) }
+                }
+                try await group.waitForAll()
+            }
+        } else {
+            for member in members { try await connect(member, options, security: security) }
         }
         try await waitUntil("every member's WELCOME", timeout: options.timeout) { members.allSatisfy { m in m.queue.sync { m.welcomed || m.ended != nil } } }
         let refused = members.filter { m in m.queue.sync { !m.welcomed } }.count
-        report("joined", [("clients", .integer(options.clients)), ("refused", .integer(refused)),
+        let retried = members.reduce(0) { sum, m in sum + m.queue.sync { m.retries } }
+        report("joined", [("clients", .integer(options.clients)), ("refused", .integer(refused)), ("retried", .integer(retried)),
                           ("milliseconds", .integer(Int((monotonicNanoseconds() - joinStart) / 1_000_000)))])
         guard refused == 0 else { throw ToolFailure(.failure, "\(refused) of \(options.clients) members were not welcomed") }
 
@@ -38,6 +45,45 @@ enum RoomLoad {
         }
         for member in members { member.queue.sync { member.link?.goodbye("done") } }
         return failed ? .failure : .success
+    }
+
+    private static func connect(_ member: Member, _ options: BenchOptions, security: ClientSecurity?) async throws {
+        let link = try await join(options.target!, as: "\(options.prefix)\(member.index)", queue: member.queue, heartbeat: options.heartbeat,
+                                  timeout: options.timeout, security: security, onMessage: { member.received($0) }, onEnd: { member.ended = $0 })
+        member.queue.sync { member.link = link }
+    }
+
+    /// Connects `member` and waits for its WELCOME; a room that is busy (`ERROR server-full`:
+    /// too many connections from this host wait for their handshake) is asked again after a
+    /// growing pause, 20 ms to 1 s with jitter, as a member would, until `deadline`.
+    private static func connectRetrying(_ member: Member, _ options: BenchOptions, security: ClientSecurity?,
+                                        until deadline: ContinuousClock.Instant) async throws {
+        var pause = Duration.milliseconds(20)
+        while true {
+            let outcome = AsyncStream<Bool>.makeStream()
+            let link = try await join(options.target!, as: "\(options.prefix)\(member.index)", queue: member.queue, heartbeat: options.heartbeat,
+                                      timeout: options.timeout, security: security, onMessage: { message in
+                                          if case .welcome = message { outcome.continuation.yield(true) }
+                                          member.received(message)
+                                      }, onEnd: { reason in
+                                          member.ended = reason
+                                          outcome.continuation.yield(false)
+                                      })
+            member.queue.sync { member.link = link }
+            var welcomed = false
+            for await value in outcome.stream { welcomed = value; break }
+            let busy = member.queue.sync {
+                if case .peerError(let code, _) = member.ended, code == ProtocolError.Code.serverFull.rawValue { return true }
+                return false
+            }
+            guard !welcomed, busy, ContinuousClock.now + pause < deadline else { return }
+            member.queue.sync {
+                member.ended = nil
+                member.retries += 1
+            }
+            try await Task.sleep(for: pause * Double.random(in: 0.5...1.5))
+            pause = min(pause * 2, .seconds(1))
+        }
     }
 
     /// Every member sends `messages` texts; returns whether a check failed.
@@ -90,6 +136,8 @@ private final class Member: @unchecked Sendable {
     var receivedCount = 0
     var outOfOrder = 0
     var listsReceived = 0
+    /// Times the room was busy and this member connected again (`--at-once`).
+    var retries = 0
     var lastArrival: UInt64 = 0
     var latencies: [UInt64] = []
     /// The next sequence number expected from each sender.
