@@ -55,7 +55,7 @@ let package = Package(
         .target(name: "TransportCore"),
         // Which text is unsafe on a terminal and in member names, and when names look alike.
         .target(name: "SafeText"),
-        .target(name: "MessagingCore", dependencies: ["SafeText", "SecureTransport"]),
+        .target(name: "MessagingCore", dependencies: ["SafeText", "SecureTransport", "SecureTransport", "SecureTransport"]),
         // Which key each service is pinned to (known_peers) and whom svc-connect trusts; file I/O, no C.
         .target(name: "PeerTrust", dependencies: ["TransportCore", "DiscoveryCore"]),
 

@@ -4,7 +4,7 @@
 // The first byte chooses how the rest is split into reads, so frames split across reads are
 // explored too. Properties checked: no crash; no allocation beyond the protocol's limit (the
 // fuzzer runs with a malloc limit); every message that decodes re-encodes to a frame that
-// decodes to the same message.
+// decodes to the same message (PRESENCE read both with and without member keys).
 
 @_cdecl("LLVMFuzzerTestOneInput")
 public func fuzzFrames(_ start: UnsafePointer<UInt8>, _ count: Int) -> CInt {
@@ -20,9 +20,12 @@ public func fuzzFrames(_ start: UnsafePointer<UInt8>, _ count: Int) -> CInt {
             let frame: Frame?
             do { frame = try decoder.next() } catch { return 0 } // oversize: the stream is rejected
             guard let frame else { break }
-            if let message = try? Message(decoding: frame) {
-                let again = try? Message(decoding: message.frame)
-                precondition(again == message, "round trip changed \(message)")
+            // Both readings of PRESENCE: names only, and names with keys (capability 64).
+            for memberKeys in [false, true] {
+                if let message = try? Message(decoding: frame, memberKeys: memberKeys) {
+                    let again = try? Message(decoding: message.frame, memberKeys: memberKeys)
+                    precondition(again == message, "round trip changed \(message)")
+                }
             }
         }
     }

@@ -1,7 +1,10 @@
 // Fuzz target `room-server`: a RoomServer with up to four hostile members and two
 // well-behaved ones, all on in-memory streams with a manual clock, fed a *sequence* of
 // operations. Each operation is one byte `kind | slot << 3` and its arguments:
-//   0 connect hostile member `slot % 4` (argument: its read size, 1 << (b % 19) bytes)
+//   0 connect hostile member `slot % 4` (argument: its read size, 1 << (b % 19) bytes); over
+//     a plain stream when `slot / 4` is 0, else over a "secure" one whose key is one of three
+//     (`slot / 4 % 3`), so hostile members share keys, replace each other and hold names
+//     (the well-behaved members have keys of their own)
 //   1 hostile member sends a frame: type (b < 0xE0: one of the 19 types; else b itself),
 //     flags byte, 3-byte length (up to 1 MiB + 16: oversize too), then the payload (zeros
 //     when the input ends first, so a short input can make a maximum-size frame)
@@ -28,6 +31,11 @@ import TransportCore
 let frameTypes: [UInt16] = [0x01, 0x02, 0x03, 0x04, 0x05, 0x06, 0x10, 0x11, 0x12, 0x13, 0x14, 0x20, 0x21, 0x22, 0x23, 0x24,
                             0x25, 0x26, 0x27, 0x28]
 
+/// The key of fuzz member `seed` (hostile ones 0 to 2, well-behaved ones 100 and 101).
+func fuzzSession(_ seed: UInt8) -> SecureSession {
+    SecureSession(peerKey: PublicKeyFingerprint(bytes: [UInt8](repeating: seed, count: 32))!, safetyCode: "000 000 000 000")
+}
+
 /// A member that follows the protocol: joins, numbers its lines (SESSION) and counts what
 /// it hears from the other well-behaved member.
 final class GoodMember {
@@ -44,6 +52,7 @@ final class GoodMember {
     init(index: Int, scheduler: ManualScheduler, server: RoomServer) {
         self.index = index
         let (mine, theirs) = InMemoryStream.pair(scheduler: scheduler)
+        theirs.secureSession = fuzzSession(100 + UInt8(index))
         link = PeerLink(mine, scheduler: scheduler, handshakeTimeout: nil, heartbeatInterval: .seconds(15))
         link.start(onMessage: { [unowned self] message in received(message) }, onEnd: { [unowned self] _ in ended = true })
         server.accept(theirs)
@@ -92,6 +101,7 @@ func fuzzRoomServer(_ bytes: UnsafeRawBufferPointer) {
         case 0:
             if peer == nil || peer?.closeReason != nil {
                 let (mine, theirs) = InMemoryStream.pair(scheduler: scheduler, deliveryChunk: 1 << (Int(input.byte()) % 19))
+                theirs.secureSession = slot / 4 == 0 ? nil : fuzzSession(UInt8(slot / 4 % 3))
                 hostile[slot % 4] = RawPeer(mine, keepsMessages: false)
                 server.accept(theirs)
             }

@@ -163,9 +163,12 @@ final class FileRelay {
     /// is a duplicate).
     func isSending(_ id: UInt32, from member: Int) -> Bool { bySender[Slot(member: member, id: id)] != nil }
 
-    /// A member completed its handshake.
-    func joined(_ member: Int, link: PeerLink, name: String, host: String, capabilities: Message.Capabilities) {
-        endpoints[member] = Endpoint(link: link, name: name, host: host, hostTag: tag(host: host), acceptsRelayed: capabilities.contains(.relayedFiles))
+    /// A member completed its handshake. `key` (its key's full form, nil without one) is what
+    /// its files are tagged by for their recipients, instead of its host: another key on the
+    /// same host cannot resume or cut short its partial files.
+    func joined(_ member: Int, link: PeerLink, name: String, host: String, key: String?, capabilities: Message.Capabilities) {
+        endpoints[member] = Endpoint(link: link, name: name, host: host, hostTag: tag(host: key.map { "key " + $0 } ?? host),
+                                     acceptsRelayed: capabilities.contains(.relayedFiles))
     }
 
     /// A member left: the other side of each of its transfers is told, and the transfer forgotten.

@@ -86,11 +86,14 @@ extension FileTransfers {
         guard offer.size <= UInt64(Int64.max) else {
             return refuse(offer.id, .refused, "\(offer.size) bytes is larger than any file this system can store", name: offer.name, from: from)
         }
-        // A relayed file resumes only from the same member name on the same host (as the
-        // server tags it) through the same server, and those count as one sender when partial
+        // A relayed file resumes only from the same member name on the same host or key (as
+        // the server tags it) through the same server, and those count as one sender when partial
         // data is evicted; data is never trusted by its key alone: the whole file's digest is
         // checked at the end.
-        let address = link.connection.peer?.addressWithScope ?? "an unknown address"
+        // A peer with a key (a secure link) is known by it, wherever it connects from; one
+        // without, by its address.
+        let address = link.connection.secureSession.map { "key " + $0.peerKey.full }
+            ?? link.connection.peer?.addressWithScope ?? "an unknown address"
         let key = PartialKey(digest: offer.digest, size: offer.size,
                              sender: from == nil ? address : address + " relayed from host " + String(host, radix: 16), member: from,
                              host: link.connection.peer?.address.hostKey)

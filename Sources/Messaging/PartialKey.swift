@@ -1,17 +1,19 @@
 /// Names one sender's partial data for one file in `.partial`: the file's SHA-256, its size,
-/// and a tag derived from the sender's address, as `<sha256 hex>-<size>-<tag>`; for a file
-/// relayed by a server, `<sha256 hex>-<size>-<member tag>-<tag>`, where the tag is derived
-/// from the server's address and its tag for the sender's host, and the member tag from the
-/// sender's room name. Eviction counts files per last tag: per sender (per host, for relayed
+/// and a tag derived from the sender's key (over a secure link) or else its address, as
+/// `<sha256 hex>-<size>-<tag>`; for a file relayed by a server,
+/// `<sha256 hex>-<size>-<member tag>-<tag>`, where the tag is derived from the server's key or
+/// address and its tag for the sender's key or host, and the member tag from the sender's room
+/// name. Eviction counts files per last tag: per sender (per host, for relayed
 /// files, whatever names it takes).
 ///
 /// What this protects: a member cannot truncate another's partial data (a different size is a
 /// different file), and cannot learn how much of a file someone else has sent by offering its
 /// digest (an offer from another address starts a partial of its own at 0, so `FILE_ACCEPT`'s
-/// offset only ever reports the asker's own data). What it does not: peers have no identities
-/// yet, so a peer that takes over the sender's address (the same host, the same NAT, or a
-/// spoofed address) is the sender as far as the inbox can tell; and a sender that moves to
-/// another address (IPv4 to IPv6, a new DHCP lease) starts over instead of resuming.
+/// offset only ever reports the asker's own data), and over secure links another key cannot
+/// resume or cut short a key's partial data, from whatever address. What it does not: a
+/// plaintext peer that takes over the sender's address (the same host, the same NAT, or a
+/// spoofed address) is that sender as far as the inbox can tell; and a plaintext sender that
+/// moves to another address (IPv4 to IPv6, a new DHCP lease) starts over instead of resuming.
 public struct PartialKey: Hashable, Sendable {
     /// The file name inside `.partial` (ASCII letters, digits and `-` only).
     public let name: String
@@ -21,8 +23,9 @@ public struct PartialKey: Hashable, Sendable {
     /// - Parameters:
     ///   - digest: the offered SHA-256 (32 bytes from the wire).
     ///   - size: the offered size.
-    ///   - sender: the sender's address without its port (so a reconnect resumes); for a
-    ///     relayed file, the server's address with its tag for the sender's host.
+    ///   - sender: the sender's key, else its address without its port (so a reconnect
+    ///     resumes); for a relayed file, the server's key or address with its tag for the
+    ///     sender's key or host.
     ///   - member: for a relayed file, the sender's room name.
     ///   - host: the sender's host for per-host limits (the sender's address unless given).
     public init(digest: [UInt8], size: UInt64, sender: String, member: String? = nil, host: String? = nil) {

@@ -87,6 +87,9 @@ public final class PeerLink: @unchecked Sendable {
         /// Relayed data waits for room in this peer's outbox (`FileRelay`).
         case relay
     }
+    /// The capabilities of the first HELLO this side sent and of the first it received.
+    private var sentCapabilities: Message.Capabilities?
+    private var receivedCapabilities: Message.Capabilities?
     private var goodbyeReason: String?
     private var violation: ProtocolError?
     private var peerError: (UInt16, String)?
@@ -134,11 +137,18 @@ public final class PeerLink: @unchecked Sendable {
 
     public var isOpen: Bool { connection.isOpen }
 
+    /// Whether both sides advertised `.memberKeys` in their HELLO: PRESENCE is then sent and
+    /// received with keys (`Message.presenceWithKeys`).
+    public var usesMemberKeys: Bool {
+        sentCapabilities?.contains(.memberKeys) == true && receivedCapabilities?.contains(.memberKeys) == true
+    }
+
     /// Sends a message. Returns false when the connection cannot take it.
     @discardableResult
     public func send(_ message: Message) -> Bool {
         // One small buffer serves every message: no allocation per frame sent.
         if sendBuffer.capacity > 4096 { sendBuffer = [] } else { sendBuffer.removeAll(keepingCapacity: true) }
+        if case .hello(let hello) = message, sentCapabilities == nil { sentCapabilities = hello.capabilities }
         message.encode(into: &sendBuffer)
         return connection.send(sendBuffer)
     }
@@ -249,7 +259,8 @@ public final class PeerLink: @unchecked Sendable {
                 break
             }
             do throws(ProtocolError) {
-                let message = try Message(decoding: frame)
+                let message = try Message(decoding: frame, memberKeys: usesMemberKeys)
+                if case .hello(let hello) = message, receivedCapabilities == nil { receivedCapabilities = hello.capabilities }
                 switch message {
                 case .ping(let token) where !awaitingHandshake: send(.pong(token: token))
                 case .pong where !awaitingHandshake: break

@@ -52,6 +52,11 @@ public final class RoomClient: @unchecked Sendable {
         public var confirmationTimeout: Duration?
         /// Where files from the server go; nil refuses them.
         public var inbox: Inbox?
+        /// How to talk to the service, decided from what it announces: it throws
+        /// `UntrustedServer` to refuse it before connecting, or returns how to wrap each TCP
+        /// connection (e.g. in TLS, with a check of the server's key). Nil: plaintext. Asked at
+        /// every attempt, so a key pinned at first contact applies to every reconnect.
+        public var securing: Securing?
 
         public init(instance: ServiceInstance, name: String) {
             self.instance = instance
@@ -62,13 +67,18 @@ public final class RoomClient: @unchecked Sendable {
     public enum Event: Sendable {
         case connected(to: SocketEndpoint, among: [SocketEndpoint])
         case serverHello(name: String)
-        case joined(as: String)
+        /// The server welcomed us under this name. `session` is the secure link's: the
+        /// server's key and the safety code to compare with the publisher's; nil over plaintext.
+        case joined(as: String, session: SecureSession?)
         /// `to` is nil for text to everyone, else this member's name (private).
         case text(from: String, to: String?, text: String)
         /// A line said to everyone before we joined, at `time` (milliseconds since 1970 UTC,
         /// by the server's clock), sent once we joined.
         case history(from: String, text: String, time: UInt64)
-        case presence(Message.PresenceKind, names: [String])
+        /// Who is in the room (`.list`, the server first), joined or left. `keys` has one entry
+        /// per name: the key its holder proved to the server, nil for one without (plaintext)
+        /// and for every name when the server does not send keys.
+        case presence(Message.PresenceKind, names: [String], keys: [PublicKeyFingerprint?])
         case serverError(String)
         /// More server errors or refused files than are shown one by one (20 in 10 s) came;
         /// this many were not shown.
@@ -91,6 +101,27 @@ public final class RoomClient: @unchecked Sendable {
         case notSent(String)
     }
 
+    /// Decides how to talk to a resolved service; see `Options.securing`.
+    public typealias Securing = @Sendable (_ service: ResolvedService) throws -> Wrapping
+    /// Wraps a connection whose handlers run on the given queue (not started yet).
+    public typealias Wrapping = @Sendable (_ connection: any ByteStream, _ queue: DispatchQueue) throws -> any ByteStream
+
+    /// The service is not the one we trust: its announcement was refused before connecting, or
+    /// the server presented a key that the secure link's check refused (`presented`). Final:
+    /// nothing is retried, no other address is tried.
+    public struct UntrustedServer: Error, Sendable, Hashable, CustomStringConvertible {
+        public let message: String
+        /// The key the server presented, when the refusal came from the handshake.
+        public let presented: PublicKeyFingerprint?
+
+        public init(_ message: String, presented: PublicKeyFingerprint? = nil) {
+            self.message = message
+            self.presented = presented
+        }
+
+        public var description: String { message }
+    }
+
     /// How a session ended.
     public enum Outcome: Sendable, Hashable {
         /// Everything was sent and the connection closed in an orderly way.
@@ -103,6 +134,9 @@ public final class RoomClient: @unchecked Sendable {
         case failed(String)
         /// `stop()` ended the session (e.g. the user pressed Ctrl-C).
         case interrupted
+        /// A reconnect reached a server that is not the one we trust (see `UntrustedServer`);
+        /// nothing was sent to it.
+        case untrusted(UntrustedServer)
     }
 
     /// A stream to the server, open and not yet started, and where it leads.
@@ -224,9 +258,17 @@ public final class RoomClient: @unchecked Sendable {
         let deadline = ContinuousClock.now + timeout
         func remaining() -> Duration { max(.milliseconds(1), deadline - .now) }
         let resolved = try await options.instance.resolve(timeout: timeout)
+        let wrap = try options.securing?(resolved)
         let endpoints = try await usable(resolved.lookUpAddresses(timeout: remaining()), port: resolved.port)
         let (socket, winner) = try await TCPConnector.connect(to: endpoints, timeout: remaining())
-        return Connected(stream: Connection(socket: socket, peer: winner, queue: queue), endpoint: winner, candidates: endpoints)
+        let connection = Connection(socket: socket, peer: winner, queue: queue)
+        do {
+            return Connected(stream: try wrap?(connection, queue) ?? connection, endpoint: winner, candidates: endpoints)
+        } catch {
+            connection.start(onBytes: { _ in }, onClose: { _ in })
+            connection.close()
+            throw error
+        }
     }
 
     /// Finds the server, connects and joins the room.
@@ -398,7 +440,7 @@ public final class RoomClient: @unchecked Sendable {
             joinedAt = scheduler.now
             roomClosedBecause = nil
             checkHost()
-            onEvent(.joined(as: name))
+            onEvent(.joined(as: name, session: link?.connection.secureSession))
             joinWaiter?.resume()
             joinWaiter = nil
             resendUnacknowledged()
@@ -423,7 +465,9 @@ public final class RoomClient: @unchecked Sendable {
             finishIfDone()
         case .text(let from, let to, let text): onEvent(.text(from: from, to: to.isEmpty ? nil : to, text: text))
         case .history(let time, let from, let text): onEvent(.history(from: from, text: text, time: time))
-        case .presence(let kind, let names): onEvent(.presence(kind, names: names))
+        case .presence(let kind, let names): onEvent(.presence(kind, names: names, keys: names.map { _ in nil }))
+        case .presenceWithKeys(let kind, let members):
+            onEvent(.presence(kind, names: members.map(\.name), keys: members.map { $0.key.flatMap(PublicKeyFingerprint.init(bytes:)) }))
         case .error(let code, let text):
             let error = ProtocolError(ProtocolError.Code(rawValue: code) ?? .malformedFrame, text)
             if !joined { failJoin(error) } else {
@@ -440,6 +484,9 @@ public final class RoomClient: @unchecked Sendable {
     /// its /64, which the whole LAN shares), the IPv4 address, IPv4-mapped as IPv4.
     private func checkHost() {
         guard let joining else { return }
+        // Over a secure link the server's key was checked against what we trust; its address
+        // may change freely (the same key is the same room).
+        guard joining.stream.secureSession == nil else { return self.joining = nil }
         func key(_ endpoint: SocketEndpoint) -> String { endpoint.address.unmappedIPv4?.description ?? endpoint.address.description }
         let addresses = Set((joining.candidates + [joining.endpoint]).map(key))
         defer { self.joining = nil }
@@ -563,6 +610,9 @@ public final class RoomClient: @unchecked Sendable {
         files?.linkEnded(reason)
         files = nil
         if joinWaiter != nil {
+            if let presented = ended.connection.rejectedPeerKey {
+                return failJoin(UntrustedServer("the server presented the key \(presented.full), not the one we trust: \(reason)", presented: presented))
+            }
             // A server that broke the protocol refused us in effect; one that just went away
             // did not let us in in time.
             let code: ProtocolError.Code = if case .violation(let error) = reason { error.code } else { .handshakeTimeout }
@@ -620,6 +670,8 @@ public final class RoomClient: @unchecked Sendable {
             do {
                 try await connect()
                 return
+            } catch let error as UntrustedServer {
+                return refuseUntrusted(error)
             } catch {
                 // The daemon away while reconnecting is most often a restart: said so.
                 onEvent(.reconnectFailed((error as? DNSSDError)?.lostMessage ?? "\(error)"))
@@ -640,7 +692,19 @@ public final class RoomClient: @unchecked Sendable {
             do {
                 try await connect()
                 return
+            } catch let error as UntrustedServer {
+                return refuseUntrusted(error)
             } catch {}
+        }
+    }
+
+    /// A reconnect or a look for the room reached a server we do not trust: the session ends,
+    /// and what was waiting for the room is reported as not sent (none of it went there).
+    private func refuseUntrusted(_ error: UntrustedServer) {
+        queue.async { [self] in
+            stopped = true
+            abandonUndelivered()
+            end(.untrusted(error))
         }
     }
 

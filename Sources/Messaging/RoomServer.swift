@@ -43,6 +43,14 @@ public final class RoomServer: @unchecked Sendable {
         /// Lines to everyone kept for members who join later (0 keeps none; at most
         /// `RoomHistory.maximumLines`). Private lines are never kept.
         public var historyLength = 20
+        /// The server's own key (its TLS identity), shown beside its name in PRESENCE; nil
+        /// when it runs without TLS.
+        public var ownKey: PublicKeyFingerprint?
+        /// Names bound to members' keys at most, for the room's life (see `NameBindings`); a
+        /// member that would need one more is refused with `server-full`.
+        public var maximumBoundNames = 4096
+        /// ... and at most this many bound by the members of one host.
+        public var maximumBoundNamesPerHost = 64
 
         public init(name: String) { self.name = name }
     }
@@ -50,8 +58,9 @@ public final class RoomServer: @unchecked Sendable {
     /// What happened in the room, for the tool to print.
     public enum Event: Sendable {
         /// A member joined; `id` is its member number (1, 2, ... in the order members joined:
-        /// refused connections and probes get none).
-        case joined(id: Int, name: String, peer: String)
+        /// refused connections and probes get none). `session` is its secure link's key and
+        /// safety code, nil for a plaintext member.
+        case joined(id: Int, name: String, peer: String, session: SecureSession?)
         case left(id: Int, name: String, reason: String)
         /// A connection that never became a member (bad handshake, refused, ...); not for a
         /// probe (GOODBYE instead of HELLO), which is counted and reported only in a flood.
@@ -71,6 +80,7 @@ public final class RoomServer: @unchecked Sendable {
     private let fileWork: (any Executor)?
     private var roster = Roster()
     private var sessions = TextSessions()
+    private var bindings: NameBindings
     private var history: RoomHistory
     /// Every connection, by a number of its own (members get a member number only when they join).
     private var members: [Int: Member] = [:]
@@ -109,6 +119,12 @@ public final class RoomServer: @unchecked Sendable {
         /// It said GOODBYE instead of HELLO: it only checked that the room answers.
         var isProbe = false
         var name: String?
+        /// Its secure link's key and safety code, read when it said HELLO; nil for plaintext.
+        var secure: SecureSession?
+        /// Its key's full form: what its name, text session and files belong to.
+        var key: String? { secure?.peerKey.full }
+        /// A newer connection of the same key took its name: it is leaving without a trace.
+        var replaced = false
         var files: FileTransfers?
         /// Set by SESSION: this member's TEXT frames are numbered from `nextSequence` on.
         var session: UInt64?
@@ -134,6 +150,7 @@ public final class RoomServer: @unchecked Sendable {
         self.options = options
         self.queue = queue
         history = RoomHistory(capacity: options.historyLength)
+        bindings = NameBindings(capacity: options.maximumBoundNames, perHost: options.maximumBoundNamesPerHost)
         let scheduler = scheduler ?? DispatchScheduler(queue: queue)
         self.scheduler = scheduler
         self.fileWork = fileWork
@@ -231,6 +248,7 @@ public final class RoomServer: @unchecked Sendable {
     }
 
     private func received(_ message: Message, from member: Member) {
+        guard !member.replaced else { return }
         guard let name = member.name else { return handshake(message, from: member) }
         if relay.handle(message, from: member.id) { return }
         switch message {
@@ -261,7 +279,7 @@ public final class RoomServer: @unchecked Sendable {
                 return member.link.reject(ProtocolError(.malformedFrame, "SESSION was already received on this connection"))
             }
             do throws(TextSessions.Refusal) {
-                try sessions.attach(id, next: next, holder: member.id, address: member.host)
+                try sessions.attach(id, owner: member.key, next: next, holder: member.id, address: member.host)
             } catch .inUse {
                 return member.link.reject(ProtocolError(.malformedFrame, "session \(id) is in use by another connection"))
             } catch {
@@ -274,7 +292,7 @@ public final class RoomServer: @unchecked Sendable {
                 let sequence = member.nextSequence
                 member.nextSequence = min(sequence, TextSessions.sequenceLimit - 1) + 1
                 defer { member.link.send(.acknowledged(through: member.nextSequence)) }
-                guard sessions.accept(sequence, in: session) else { return } // relayed before the connection broke
+                guard sessions.accept(sequence, in: session, owner: member.key) else { return } // relayed before the connection broke
             }
             if to.isEmpty {
                 broadcast(.text(from: name, to: "", text: text), except: member.id)
@@ -290,11 +308,11 @@ public final class RoomServer: @unchecked Sendable {
             } else {
                 member.link.reject(ProtocolError(.unknownPeer, "nobody called '\(to)' is in the room; /who lists the members"))
             }
-        case .who: sendPresence(.list, names: names, to: member)
+        case .who: sendPresence(to: member)
         case .hello: member.link.reject(ProtocolError(.malformedFrame, "HELLO was already received"))
         case .error(let code, let text):
             if peerErrors.admit() { onEvent(.note("\(name) reported \(ProtocolError.Code(rawValue: code)?.name ?? "error \(code)"): \(text)")) }
-        case .goodbye, .welcome, .presence, .acknowledged, .history, .ping, .pong, .fileOffer, .fileAccept, .fileChunk, .fileEnd, .fileResult,
+        case .goodbye, .welcome, .presence, .presenceWithKeys, .acknowledged, .history, .ping, .pong, .fileOffer, .fileAccept, .fileChunk, .fileEnd, .fileResult,
              .fileOfferTo, .fileOfferFrom, .fileCancel, .fileCredit: break
         }
     }
@@ -317,20 +335,42 @@ public final class RoomServer: @unchecked Sendable {
         if let problem = Roster.problem(inName: hello.name) {
             return member.link.reject(ProtocolError(.invalidName, "invalid name: \(problem)"))
         }
-        guard roster.count < options.maximumMembers else {
-            return member.link.reject(ProtocolError(.serverFull, "the room is full: it has \(counted(options.maximumMembers, "member")); try again later"))
+        member.secure = member.link.connection.secureSession
+        let key = member.key
+        // The same key asking again for a name it holds: the new connection takes the old one's place.
+        let replaced = key.flatMap { key in
+            roster.id(named: hello.name).flatMap { members[$0] }.flatMap { $0.key == key ? $0 : nil }
         }
-        let fromHost = membersByHost[member.host, default: 0]
-        guard fromHost < options.maximumMembersPerHostUnderLoad || roster.count < options.maximumMembers / 2 else {
-            return member.link.reject(ProtocolError(.serverFull,
-                "the room is more than half full and \(counted(fromHost, "member")) already came from \(member.host); try again later"))
+        if replaced == nil {
+            guard roster.count < options.maximumMembers else {
+                return member.link.reject(ProtocolError(.serverFull, "the room is full: it has \(counted(options.maximumMembers, "member")); try again later"))
+            }
+            let fromHost = membersByHost[member.host, default: 0]
+            guard fromHost < options.maximumMembersPerHostUnderLoad || roster.count < options.maximumMembers / 2 else {
+                return member.link.reject(ProtocolError(.serverFull,
+                    "the room is more than half full and \(counted(fromHost, "member")) already came from \(member.host); try again later"))
+            }
         }
+        let isTaken = { [bindings] (comparisonKey: String) in bindings.isTaken(comparisonKey, by: key) }
+        let name = replaced?.name ?? roster.availableName(requested: hello.name, reserved: [options.name], isTaken: isTaken)
+        if let key {
+            do throws(NameBindings.Refusal) {
+                try bindings.bind(MemberName.comparisonKey(name), to: key, host: member.host)
+            } catch .roomFull {
+                return member.link.reject(ProtocolError(.serverFull,
+                    "the room has bound \(counted(bindings.capacity, "name")) to keys, its most for its life: a key that has a name here may join with it, a new name cannot be given until the publisher restarts the room"))
+            } catch {
+                return member.link.reject(ProtocolError(.serverFull,
+                    "\(counted(bindings.perHost, "name")) are already bound to keys from \(member.host), the most one host may bind: join with a name your key already has here, or ask the publisher to restart the room"))
+            }
+        }
+        if let replaced { replace(replaced) }
         leftPending(member)
-        membersByHost[member.host] = fromHost + 1
+        membersByHost[member.host, default: 0] += 1
         let number = nextMemberNumber
         nextMemberNumber += 1
         member.number = number
-        let name = roster.join(id: member.id, requested: hello.name, reserved: [options.name])
+        _ = roster.join(id: member.id, requested: name, reserved: [options.name], isTaken: isTaken)
         member.name = name
         member.link.handshakeCompleted()
         // The server's own offers take the lower half of the ids; relayed ones the upper.
@@ -341,22 +381,40 @@ public final class RoomServer: @unchecked Sendable {
         }
         files.otherTransfers = { [relay, id = member.id] in relay.sending(from: id) }
         member.files = files
-        relay.joined(member.id, link: member.link, name: name, host: member.host, capabilities: hello.capabilities)
+        relay.joined(member.id, link: member.link, name: name, host: member.host, key: key, capabilities: hello.capabilities)
         member.link.send(.welcome(name: name))
-        sendPresence(.list, names: names, to: member)
+        sendPresence(to: member)
         if hello.capabilities.contains(.history) {
             for line in history.lines { member.link.send(.history(time: line.time, from: line.from, text: line.text)) }
         }
-        broadcast(.presence(.joined, names: [name]), except: member.id)
-        onEvent(.joined(id: number, name: name, peer: member.peer))
+        // A replacement keeps the name and the key the room already sees: nothing to announce.
+        if replaced == nil { broadcastPresence(.joined, of: member) }
+        onEvent(.joined(id: number, name: name, peer: member.peer, session: member.secure))
+    }
+
+    /// A newer connection of the same key asked for `old`'s name: `old` is told why and closed,
+    /// and leaves the roster at once, without a `left` for the room (the name stays, with the
+    /// same key); its text session is let go so the new connection can take it up.
+    private func replace(_ old: Member) {
+        let reason = "replaced by a new connection of the same key"
+        old.replaced = true
+        roster.leave(id: old.id)
+        let count = membersByHost[old.host, default: 1] - 1
+        membersByHost[old.host] = count > 0 ? count : nil
+        if let session = old.session { sessions.detach(session, owner: old.key, holder: old.id) }
+        old.session = nil
+        relay.left(old.id)
+        if let number = old.number, let name = old.name { onEvent(.left(id: number, name: name, reason: reason)) }
+        old.link.goodbye(reason)
     }
 
     private func ended(_ member: Member, _ reason: PeerLink.EndReason) {
         members[member.id] = nil
         leftPending(member)
-        if let session = member.session { sessions.detach(session, holder: member.id) }
+        if let session = member.session { sessions.detach(session, owner: member.key, holder: member.id) }
         member.files?.linkEnded(reason)
         relay.left(member.id)
+        guard !member.replaced else { return } // its leaving was handled when it was replaced
         guard let name = roster.leave(id: member.id), let number = member.number else {
             if member.isProbe {
                 _ = probes.admit() // counted: only a flood of probes is reported
@@ -367,13 +425,38 @@ public final class RoomServer: @unchecked Sendable {
         }
         let count = membersByHost[member.host, default: 1] - 1
         membersByHost[member.host] = count > 0 ? count : nil
-        broadcast(.presence(.left, names: [name]), except: member.id)
+        broadcastPresence(.left, of: member)
         onEvent(.left(id: number, name: name, reason: reason.description))
     }
 
-    /// A PRESENCE list in as many frames as it takes (a room of thousands passes 1 MiB).
-    private func sendPresence(_ kind: Message.PresenceKind, names: [String], to member: Member) {
-        for message in Message.presence(kind, splitting: names) { member.link.send(message) }
+    /// The PRESENCE list, the server first, in as many frames as it takes (a room of
+    /// thousands passes 1 MiB); with keys when the member's link uses them.
+    private func sendPresence(to member: Member) {
+        let messages: [Message]
+        if member.link.usesMemberKeys {
+            let entries = [Message.PresenceMember(name: options.name, key: options.ownKey?.bytes)] + roster.entries.map { entry in
+                Message.PresenceMember(name: entry.name, key: members[entry.id]?.secure?.peerKey.bytes)
+            }
+            messages = Message.presenceWithKeys(.list, splitting: entries)
+        } else {
+            messages = Message.presence(.list, splitting: names)
+        }
+        for message in messages { member.link.send(message) }
+    }
+
+    /// Tells every other member that `member` joined or left, with its key to those whose
+    /// links use keys.
+    private func broadcastPresence(_ kind: Message.PresenceKind, of member: Member) {
+        guard let name = member.name else { return }
+        let withKeys = Message.presenceWithKeys(kind, members: [.init(name: name, key: member.secure?.peerKey.bytes)])
+        var plainBytes: [UInt8] = []
+        var keyedBytes: [UInt8] = []
+        // A name is at most 255 bytes: both fit in a frame.
+        Message.presence(kind, names: [name]).encode(into: &plainBytes)
+        withKeys.encode(into: &keyedBytes)
+        for other in members.values where other.id != member.id && other.name != nil && !other.replaced && other.link.isOpen {
+            other.link.connection.send(other.link.usesMemberKeys ? keyedBytes : plainBytes)
+        }
     }
 
     private func broadcast(_ message: Message, except excluded: Int? = nil) {
@@ -428,7 +511,10 @@ public final class RoomServer: @unchecked Sendable {
             member.link.send(.text(from: options.name, to: member.name ?? to, text: text))
             onEvent(.text(from: options.name, to: member.name ?? to, text: text))
         case .who:
-            onEvent(.note("in the room: " + names.joined(separator: ", ")))
+            let listed = roster.entries.map { entry in
+                members[entry.id]?.secure.map { "\(entry.name) (key \($0.peerKey.short))" } ?? entry.name
+            }
+            onEvent(.note("in the room: " + ([options.name] + listed).joined(separator: ", ")))
         case .send(let to, let path):
             guard let to, let id = roster.id(named: to), let member = members[id], let files = member.files else {
                 return onEvent(.note("nobody called '\(to ?? "")' is in the room; nothing was sent"))

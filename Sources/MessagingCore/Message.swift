@@ -12,6 +12,10 @@ public enum Message: Sendable, Hashable {
     case text(from: String, to: String, text: String)
     case who
     case presence(PresenceKind, names: [String])
+    /// PRESENCE between peers that both advertised `.memberKeys`: each name with the key its
+    /// member (or the server) proved, when it has one. Same frame type as `presence`; which
+    /// of the two a frame decodes to depends on the capabilities (see `init(decoding:memberKeys:)`).
+    case presenceWithKeys(PresenceKind, members: [PresenceMember])
     /// Client → server, with `.acknowledgedText`: the TEXT frames that follow are numbered
     /// `next`, `next + 1`, ... in this client's `session` (which outlives connections).
     case session(id: UInt64, next: UInt64)
@@ -67,11 +71,30 @@ public enum Message: Sendable, Hashable {
         public static let relayedFiles = Capabilities(rawValue: 16)
         /// HISTORY: the room's last lines for a member who just joined.
         public static let history = Capabilities(rawValue: 32)
-        public static let all: Capabilities = [.rooms, .files, .resume, .acknowledgedText, .relayedFiles, .history]
+        /// PRESENCE entries carry each member's key (`presenceWithKeys`), when both sides have it.
+        public static let memberKeys = Capabilities(rawValue: 64)
+        public static let all: Capabilities = [.rooms, .files, .resume, .acknowledgedText, .relayedFiles, .history, .memberKeys]
     }
 
     public enum PresenceKind: UInt8, Sendable, Hashable {
         case list = 0, joined = 1, left = 2
+    }
+
+    /// One entry of `presenceWithKeys`: a name and the SHA-256 of its holder's public key
+    /// (the bytes of a `PublicKeyFingerprint`), nil for a member without a key (plaintext).
+    public struct PresenceMember: Sendable, Hashable {
+        public var name: String
+        /// 32 bytes, or nil.
+        public let key: [UInt8]?
+
+        /// A `key` of any length but 32 is taken as none.
+        public init(name: String, key: [UInt8]?) {
+            self.name = name
+            self.key = key?.count == PresenceMember.keyBytes ? key : nil
+        }
+
+        /// Bytes of a key on the wire.
+        public static let keyBytes = 32
     }
 
     public struct FileOffer: Sendable, Hashable {
@@ -109,9 +132,11 @@ public enum Message: Sendable, Hashable {
     }
 
     /// Decodes a frame.
+    /// - Parameter memberKeys: both sides advertised `.memberKeys`: a PRESENCE frame carries
+    ///   keys and decodes to `presenceWithKeys` (else to `presence`).
     /// - Throws: `ProtocolError` `.unknownType`, `.malformedFrame` (bad layout or flags set),
     ///   or `.badMagic` for a `HELLO` from something else.
-    public init(decoding frame: Frame) throws(ProtocolError) {
+    public init(decoding frame: Frame, memberKeys: Bool = false) throws(ProtocolError) {
         guard let kind = Kind(rawValue: frame.type) else {
             throw ProtocolError(.unknownType, "frame type 0x\(String(frame.type, radix: 16)) is not part of protocol version 1")
         }
@@ -146,9 +171,23 @@ public enum Message: Sendable, Hashable {
                 throw ProtocolError(.malformedFrame, "PRESENCE kind \(rawKind) is not 0, 1 or 2")
             }
             let count = try reader.integer(UInt16.self, "count")
-            var names: [String] = []
-            for _ in 0..<count { names.append(try reader.string("names", limit: Message.maximumNameBytes)) }
-            self = .presence(presenceKind, names: names)
+            if memberKeys {
+                var members: [PresenceMember] = []
+                for _ in 0..<count {
+                    let name = try reader.string("names", limit: Message.maximumNameBytes)
+                    let length = try reader.integer(UInt8.self, "key length")
+                    guard length == 0 || Int(length) == PresenceMember.keyBytes else {
+                        throw ProtocolError(.malformedFrame, "PRESENCE key length \(length) is neither 0 nor 32")
+                    }
+                    let key = length == 0 ? nil : try reader.raw(PresenceMember.keyBytes, "key")
+                    members.append(PresenceMember(name: name, key: key))
+                }
+                self = .presenceWithKeys(presenceKind, members: members)
+            } else {
+                var names: [String] = []
+                for _ in 0..<count { names.append(try reader.string("names", limit: Message.maximumNameBytes)) }
+                self = .presence(presenceKind, names: names)
+            }
         case .session:
             let id = try reader.integer(UInt64.self, "id")
             self = .session(id: id, next: try reader.integer(UInt64.self, "next"))
@@ -251,6 +290,15 @@ public enum Message: Sendable, Hashable {
             writer.integer(presenceKind.rawValue)
             writer.integer(UInt16(min(names.count, Int(UInt16.max))))
             names.prefix(Int(UInt16.max)).forEach { writer.string($0) }
+        case .presenceWithKeys(let presenceKind, let members):
+            kind = .presence
+            writer.integer(presenceKind.rawValue)
+            writer.integer(UInt16(min(members.count, Int(UInt16.max))))
+            for member in members.prefix(Int(UInt16.max)) {
+                writer.string(member.name)
+                writer.integer(UInt8(member.key == nil ? 0 : PresenceMember.keyBytes))
+                if let key = member.key { writer.raw(key) }
+            }
         case .session(let id, let next): kind = .session; writer.integer(id); writer.integer(next)
         case .acknowledged(let through): kind = .acknowledged; writer.integer(through)
         case .history(let time, let from, let text):
@@ -316,6 +364,29 @@ public enum Message: Sendable, Hashable {
             size += 2 + name.utf8.count
         }
         if !batch.isEmpty || messages.isEmpty { messages.append(.presence(kind, names: batch)) }
+        return messages
+    }
+
+    /// `presenceWithKeys` messages that together carry `members`, split as `presence(_:splitting:)`
+    /// splits names.
+    public static func presenceWithKeys(_ kind: PresenceKind, splitting members: [PresenceMember]) -> [Message] {
+        var messages: [Message] = []
+        var batch: [PresenceMember] = []
+        var size = 3
+        for var member in members {
+            var name = Substring(member.name)
+            while name.utf8.count > maximumNameBytes { name = name.dropLast() }
+            member.name = String(name)
+            let entrySize = 2 + name.utf8.count + 1 + (member.key?.count ?? 0)
+            if size + entrySize > Frame.maximumPayload || batch.count == Int(UInt16.max) {
+                messages.append(.presenceWithKeys(kind, members: batch))
+                batch = []
+                size = 3
+            }
+            batch.append(member)
+            size += entrySize
+        }
+        if !batch.isEmpty || messages.isEmpty { messages.append(.presenceWithKeys(kind, members: batch)) }
         return messages
     }
 

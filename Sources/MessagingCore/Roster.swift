@@ -20,13 +20,24 @@ public struct Roster: Sendable {
 
     /// Adds a member and returns the name it gets: `requested`, or `requested-2`, `-3`, ...
     /// when a member's name or a `reserved` one (e.g. the server's own name) is the same as
-    /// it by `MemberName.same`.
-    public mutating func join(id: Int, requested: String, reserved: Set<String> = []) -> String {
+    /// it by `MemberName.same`, or when `isTaken` says so of the name's
+    /// `MemberName.comparisonKey` (a name bound to another member's key).
+    public mutating func join(id: Int, requested: String, reserved: Set<String> = [],
+                              isTaken: (String) -> Bool = { _ in false }) -> String {
+        let name = availableName(requested: requested, reserved: reserved, isTaken: isTaken)
+        let key = MemberName.comparisonKey(name)
+        members.append((id, name, key))
+        idByKey[key] = id
+        return name
+    }
+
+    /// The name `join` would give now, without joining.
+    public func availableName(requested: String, reserved: Set<String> = [], isTaken: (String) -> Bool = { _ in false }) -> String {
         let reservedKeys = Set(reserved.map(MemberName.comparisonKey))
         var name = requested
         var key = MemberName.comparisonKey(name)
         var number = 2
-        while idByKey[key] != nil || reservedKeys.contains(key) {
+        while idByKey[key] != nil || reservedKeys.contains(key) || isTaken(key) {
             let suffix = "-\(number)"
             var base = Substring(requested)
             while base.utf8.count + suffix.utf8.count > MemberName.maximumBytes { base = base.dropLast() }
@@ -34,8 +45,6 @@ public struct Roster: Sendable {
             key = MemberName.comparisonKey(name)
             number += 1
         }
-        members.append((id, name, key))
-        idByKey[key] = id
         return name
     }
 
@@ -61,6 +70,8 @@ public struct Roster: Sendable {
 
     /// Names in joining order.
     public var names: [String] { members.map(\.name) }
+    /// Members (id and name) in joining order.
+    public var entries: [(id: Int, name: String)] { members.map { ($0.id, $0.name) } }
     /// How many members there are.
     public var count: Int { members.count }
 }

@@ -3,7 +3,10 @@
 /// once: a TEXT numbered below what the session already had is a repeat.
 ///
 /// Every value comes from a peer, so the table defends itself: a session is held by at most one
-/// connection at a time (nobody can take over a session that is in use), the sessions of
+/// connection at a time (nobody can take over a session that is in use), a session belongs to
+/// the key of the member that opened it (`owner`: another key's SESSION with the same id is a
+/// session of its own, so it can neither replay nor take over nor cut short the owner's; members
+/// without a key share one space of ids, as before keys), the sessions of
 /// connected members are never forgotten, and when the table is full the oldest session that
 /// no connection holds is forgotten, first among those of the address that has the most, so
 /// one host that opens sessions by the thousand pushes out its own before anyone else's.
@@ -23,13 +26,19 @@ public struct TextSessions: Sendable {
     /// Sessions remembered at most while nobody holds them (held ones are bounded by the
     /// number of connections).
     public let capacity: Int
-    private var entries: [UInt64: Entry] = [:]
+    private var entries: [Key: Entry] = [:]
     /// Sessions that no connection holds, oldest first (lazily pruned: see `forgetOldest`).
-    private var idle: [(session: UInt64, stamp: UInt64)] = []
+    private var idle: [(session: Key, stamp: UInt64)] = []
     private var idleStart = 0
     private var idleCountByAddress: [String: Int] = [:]
     private var idleCount = 0
     private var clock: UInt64 = 0
+
+    /// A session id in the space of its owner's key (nil: members without a key).
+    private struct Key: Hashable, Sendable {
+        var owner: String?
+        var id: UInt64
+    }
 
     private struct Entry: Sendable {
         var next: UInt64
@@ -49,10 +58,13 @@ public struct TextSessions: Sendable {
     /// Connection `holder` (from `address`) opened `session`, saying its next TEXT is numbered
     /// `next`. A session seen before keeps what it had; a new one (or one this server forgot)
     /// starts at `next`.
+    /// - Parameter owner: the member's key (e.g. its fingerprint's full form); nil for a member
+    ///   without one. Sessions of different owners never meet, whatever their ids.
     /// - Throws: `.inUse` when another connection holds it, `.outOfRange` for a `next` at or
     ///   past `sequenceLimit`.
-    public mutating func attach(_ session: UInt64, next: UInt64, holder: Int, address: String) throws(Refusal) {
+    public mutating func attach(_ id: UInt64, owner: String? = nil, next: UInt64, holder: Int, address: String) throws(Refusal) {
         guard next < TextSessions.sequenceLimit else { throw .outOfRange }
+        let session = Key(owner: owner, id: id)
         if var entry = entries[session] {
             guard entry.holder == nil || entry.holder == holder else { throw .inUse }
             if entry.holder == nil { countIdle(entry.address, -1) }
@@ -66,7 +78,8 @@ public struct TextSessions: Sendable {
 
     /// Connection `holder` ended: its session stays remembered (for its reconnect) until the
     /// table needs the room.
-    public mutating func detach(_ session: UInt64, holder: Int) {
+    public mutating func detach(_ id: UInt64, owner: String? = nil, holder: Int) {
+        let session = Key(owner: owner, id: id)
         guard var entry = entries[session], entry.holder == holder else { return }
         clock += 1
         entry.holder = nil
@@ -84,7 +97,8 @@ public struct TextSessions: Sendable {
 
     /// Whether TEXT number `sequence` of `session` is new; records it if so. Only the
     /// session's holder may call this (the server checks that the sender attached it).
-    public mutating func accept(_ sequence: UInt64, in session: UInt64) -> Bool {
+    public mutating func accept(_ sequence: UInt64, in id: UInt64, owner: String? = nil) -> Bool {
+        let session = Key(owner: owner, id: id)
         guard var entry = entries[session], sequence >= entry.next, sequence < TextSessions.sequenceLimit else { return false }
         entry.next = sequence + 1
         entries[session] = entry
@@ -123,7 +137,7 @@ public struct TextSessions: Sendable {
         return forgot
     }
 
-    private func isLive(_ place: (session: UInt64, stamp: UInt64)) -> Bool {
+    private func isLive(_ place: (session: Key, stamp: UInt64)) -> Bool {
         guard place.stamp != 0, let entry = entries[place.session] else { return false }
         return entry.holder == nil && entry.stamp == place.stamp
     }

@@ -8,6 +8,11 @@ public struct FrameChecker {
     public private(set) var frameCount = 0
     /// What was wrong with the frames; empty when every frame was sound.
     public private(set) var faults: [String] = []
+    /// Whether the side that reads this stream advertised `.memberKeys` in its HELLO (set by
+    /// whoever sends that HELLO, e.g. `RawPeer`): PRESENCE then carries keys once the
+    /// stream's own first HELLO advertised them too.
+    public var readerAdvertisesMemberKeys = false
+    private var writerAdvertisesMemberKeys: Bool?
     private var decoder = FrameDecoder(maximumPayload: Frame.maximumPayload)
 
     public init() {}
@@ -21,7 +26,11 @@ public struct FrameChecker {
             do throws(ProtocolError) {
                 guard let frame = try decoder.next() else { return messages }
                 frameCount += 1
-                messages.append(try Message(decoding: frame))
+                let message = try Message(decoding: frame, memberKeys: readerAdvertisesMemberKeys && writerAdvertisesMemberKeys == true)
+                if case .hello(let hello) = message, writerAdvertisesMemberKeys == nil {
+                    writerAdvertisesMemberKeys = hello.capabilities.contains(.memberKeys)
+                }
+                messages.append(message)
             } catch {
                 faults.append("frame \(frameCount): \(error)")
                 return messages

@@ -17,6 +17,9 @@ public final class InMemoryStream: ByteStream, @unchecked Sendable {
     /// Sees every byte `send` accepts, in order: a test checks what the code under test
     /// writes (`inject` bypasses it).
     public var tap: (([UInt8]) -> Void)?
+    /// What this end reports as its secure session: set it to play a TLS link whose peer has
+    /// that key (nil, the default, is a plain stream).
+    public var secureSession: SecureSession?
     private let scheduler: any Scheduler
     private weak var other: InMemoryStream?
     private var outbox: [UInt8] = []

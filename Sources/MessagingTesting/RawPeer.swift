@@ -20,6 +20,8 @@ public final class RawPeer {
     public var isPaused = false
     private let keepsMessages: Bool
     private var checker = FrameChecker()
+    /// What this peer sent before its first frame was whole (nil once it is).
+    private var firstFrame: FrameDecoder? = FrameDecoder(maximumPayload: Frame.maximumPayload)
 
     /// Starts reading `stream` at once.
     /// - Parameter keepsMessages: false to only count and check frames (long fuzz inputs).
@@ -34,12 +36,29 @@ public final class RawPeer {
     public func send(_ message: Message) -> Bool {
         var bytes: [UInt8] = []
         message.encode(into: &bytes)
-        return stream.send(bytes)
+        return send(raw: bytes)
     }
 
     /// Sends bytes as they are: garbage, partial or oversize frames.
     @discardableResult
-    public func send(raw bytes: [UInt8]) -> Bool { stream.send(bytes) }
+    public func send(raw bytes: [UInt8]) -> Bool {
+        followFirstFrame(bytes)
+        return stream.send(bytes)
+    }
+
+    /// Follows what this peer sends until its first frame is whole: when it is a HELLO (the
+    /// only first frame the other end accepts), its capabilities say how PRESENCE comes back.
+    private func followFirstFrame(_ bytes: [UInt8]) {
+        guard var decoder = firstFrame else { return }
+        firstFrame = nil
+        decoder.feed(bytes)
+        do throws(ProtocolError) {
+            guard let frame = try decoder.next() else { return firstFrame = decoder }
+            if case .hello(let hello) = try Message(decoding: frame) {
+                checker.readerAdvertisesMemberKeys = hello.capabilities.contains(.memberKeys)
+            }
+        } catch {} // not a frame, or not a HELLO: the other end refuses it, and nothing follows
+    }
 
     private func received(_ bytes: [UInt8]) {
         let received = checker.feed(bytes)

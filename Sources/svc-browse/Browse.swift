@@ -59,12 +59,12 @@ struct SvcBrowse {
                     Console.note("could not resolve '\(instance.name)': \(error)")
                 }
             }
-            if options.verify, case .success(let (_, endpoints)) = resolution {
+            if options.verify, case .success(let (resolved, endpoints)) = resolution {
                 // A host that left without a goodbye stays in caches; only a connection tells.
                 // A room is asked for its HELLO (quietly: see RoomProbe); other types only connect.
                 answering = await Result {
                     if instance.type.baseType == ServiceType.p2pipp.baseType {
-                        try await RoomProbe.check(endpoints, timeout: .seconds(2))
+                        try await RoomProbe.check(endpoints, announcedKey: resolved.txt?.string(forKey: "key"), timeout: .seconds(2))
                     } else {
                         let (socket, _) = try await TCPConnector.connect(to: endpoints, timeout: .seconds(2))
                         socket.close()

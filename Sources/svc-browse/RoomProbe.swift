@@ -1,5 +1,7 @@
 import Dispatch
 import MessagingCore
+import SecureTransport
+import Synchronization
 import TransportCore
 import TransportPOSIX
 
@@ -7,6 +9,10 @@ import TransportPOSIX
 /// says `GOODBYE` instead of its own `HELLO` and closes (docs/PROTOCOL.md, "Handshake"). That
 /// proves the service speaks the protocol without joining the room: the publisher does not
 /// report it and gives it no member number.
+///
+/// A room that announces a key (TXT `key=`) is probed over TLS with a key made for this run,
+/// and must present the key it announces; one without is probed in plaintext (an older
+/// publisher, or one that allows plaintext).
 enum RoomProbe {
     struct Failure: Error, CustomStringConvertible {
         let description: String
@@ -18,9 +24,31 @@ enum RoomProbe {
     /// Returns once the service at `endpoints` said a valid `HELLO`.
     /// - Throws: `TransportError` when no address accepts a connection, `Failure` when the
     ///   service does not say `HELLO` within `timeout` or says something else.
-    static func check(_ endpoints: [SocketEndpoint], timeout: Duration) async throws {
+    static func check(_ endpoints: [SocketEndpoint], announcedKey: String?, timeout: Duration) async throws {
+        var expected: PublicKeyFingerprint?
+        if let announcedKey {
+            guard let key = PublicKeyFingerprint(announcedKey) else {
+                throw Failure(description: "the service announces a key= that is not a key (SHA256: and 43 characters of base64)")
+            }
+            expected = key
+        }
         let (socket, peer) = try await TCPConnector.connect(to: endpoints, timeout: timeout)
-        let probe = Probe(Connection(socket: socket, peer: peer, queue: DispatchQueue(label: "svc-browse.probe")))
+        let queue = DispatchQueue(label: "svc-browse.probe")
+        let connection = Connection(socket: socket, peer: peer, queue: queue)
+        let stream: any ByteStream
+        if let expected {
+            do {
+                stream = try TLSStream(over: connection, scheduler: DispatchScheduler(queue: queue), identity: try probeIdentity(),
+                                       role: .client(acceptsServerKey: { $0 == expected }))
+            } catch {
+                connection.start(onBytes: { _ in }, onClose: { _ in })
+                connection.close()
+                throw error
+            }
+        } else {
+            stream = connection
+        }
+        let probe = Probe(stream, queue: queue, expected: expected)
         try await withTaskCancellationHandler {
             try await probe.run(timeout: timeout)
         } onCancel: {
@@ -29,21 +57,43 @@ enum RoomProbe {
     }
 }
 
+/// The key probes present, made once per run (nobody pins a probe).
+private let probeIdentities = Mutex<Identity?>(nil)
+
+private func probeIdentity() throws -> Identity {
+    try probeIdentities.withLock { identity in
+        if let identity { return identity }
+        let made = try Identity.ephemeral()
+        identity = made
+        return made
+    }
+}
+
 /// One probe's connection.
 ///
-/// - Important: every field is used on `connection.queue` only.
+/// - Important: every field is used on `queue` only.
 private final class Probe: @unchecked Sendable {
-    private let connection: Connection
+    private let connection: any ByteStream
+    private let queue: DispatchQueue
+    /// The key the service announces, which it must present (nil: a plaintext probe).
+    private let expected: PublicKeyFingerprint?
     private var decoder = FrameDecoder(maximumPayload: RoomProbe.frameLimit)
     private var continuation: CheckedContinuation<Void, any Error>?
     private var outcome: Result<Void, any Error>?
 
-    init(_ connection: Connection) { self.connection = connection }
+    init(_ connection: any ByteStream, queue: DispatchQueue, expected: PublicKeyFingerprint?) {
+        self.connection = connection
+        self.queue = queue
+        self.expected = expected
+    }
 
     func run(timeout: Duration) async throws {
         try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
-            connection.queue.async { [self] in
+            queue.async { [self] in
                 connection.start(onBytes: { [self] in received($0) }, onClose: { [self] reason in
+                    if let presented = connection.rejectedPeerKey, let expected {
+                        return finish(.failure(RoomProbe.Failure(description: "the service presented the key \(presented.full), not the one it announces, \(expected.full): someone may be answering in its place")))
+                    }
                     finish(.failure(RoomProbe.Failure(description: "the connection was \(reason) before the service said HELLO")))
                 })
                 if let outcome { // cancelled before it started
@@ -51,7 +101,7 @@ private final class Probe: @unchecked Sendable {
                     return continuation.resume(with: outcome)
                 }
                 self.continuation = continuation
-                connection.queue.asyncAfter(deadline: .now() + .nanoseconds(Int(timeout.nanoseconds))) { [self] in
+                queue.asyncAfter(deadline: .now() + .nanoseconds(Int(timeout.nanoseconds))) { [self] in
                     finish(.failure(RoomProbe.Failure(description: "no HELLO within \(timeout.secondsText)")))
                 }
             }
@@ -60,7 +110,7 @@ private final class Probe: @unchecked Sendable {
 
     /// Ends the probe from any thread.
     func end(_ result: Result<Void, any Error>) {
-        connection.queue.async { [self] in finish(result) }
+        queue.async { [self] in finish(result) }
     }
 
     private func received(_ bytes: [UInt8]) {
@@ -90,7 +140,7 @@ private final class Probe: @unchecked Sendable {
             var bytes: [UInt8] = []
             if Message.goodbye(reason: "svc-browse --verify").encode(into: &bytes) { connection.send(bytes) }
             connection.finish()
-            connection.queue.asyncAfter(deadline: .now() + .seconds(2)) { [connection] in connection.close() }
+            queue.asyncAfter(deadline: .now() + .seconds(2)) { [connection] in connection.close() }
         } else {
             connection.close()
         }

@@ -24,6 +24,7 @@ struct SvcConnect {
             if let problem = FileTransfers.problem(sending: file) { throw ToolFailure(.noInput, problem.message + "; nothing was sent") }
         }
         let instance = ServiceInstance(name: options.name, type: options.type, domain: options.domain)
+        let trust = try ConnectTrust(options, instance: instance)
         let memberName = options.memberName ?? defaultMemberName()
         var clientOptions = RoomClient.Options(instance: instance, name: memberName)
         let interactive = options.message == nil && options.files.isEmpty
@@ -32,6 +33,7 @@ struct SvcConnect {
         clientOptions.waitsForRoom = options.reconnect && interactive
         clientOptions.backoffMaximum = options.retryMaximum
         clientOptions.heartbeatInterval = options.heartbeat
+        clientOptions.securing = trust.securing
         do {
             clientOptions.inbox = try options.inbox.map { (path) throws(FileError) in try Inbox(directory: path) }
         } catch {
@@ -39,9 +41,14 @@ struct SvcConnect {
         }
         let printer = ConnectOutput(output: EventOutput(json: options.json, timestamps: options.timestamps),
                                     serviceName: options.name, requestedName: memberName)
-        let client = RoomClient(options: clientOptions) { event in printer.print(event) }
+        let client = RoomClient(options: clientOptions) { event in
+            if case .joined(_, let session) = event { trust.joined(session) }
+            printer.print(event)
+        }
         do {
             try await client.connect()
+        } catch let error as RoomClient.UntrustedServer {
+            throw trust.failure(error)
         } catch let error as DNSSDError where error.code == .noSuchName {
             throw ToolFailure(.noHost, error.message + (await namesSeen(options)))
         } catch let error as TransportError {
@@ -80,6 +87,8 @@ struct SvcConnect {
             throw ToolFailure(.ioError, what + (options.reconnect ? "" : "; without --no-reconnect, svc-connect waits for it to come back"))
         case .failed(let reason):
             throw ToolFailure(.ioError, "the connection to '\(options.name)' broke: \(reason)")
+        case .untrusted(let error):
+            throw trust.failure(error)
         case .interrupted:
             // Ctrl-C is the user's: 130, as shells report it. SIGTERM is a service manager's
             // orderly stop: 0 when everything was delivered, 74 when not.

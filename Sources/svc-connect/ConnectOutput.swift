@@ -13,6 +13,8 @@ final class ConnectOutput: Sendable {
     /// The name we asked for, to tell a rename from a plain join.
     private let requestedName: String
     private let failures = Mutex(0)
+    /// The safety code of the secure link we joined over (nil over plaintext), for /who.
+    private let safetyCode = Mutex<String?>(nil)
 
     init(output: EventOutput, serviceName: String, requestedName: String) {
         self.output = output
@@ -48,8 +50,12 @@ final class ConnectOutput: Sendable {
         case .serverHello(let name):
             server.withLock { $0 = name }
             output.emit("hello", text: "hello from \(name)", [("from", .string(name))])
-        case .joined(let name):
-            output.emit("joined", text: "* joined as \(name)", [("name", .string(name))])
+        case .joined(let name, let session):
+            safetyCode.withLock { $0 = session?.safetyCode }
+            let secured = session.map { "; the room's key is \($0.peerKey.short), safety code \($0.safetyCode) (the publisher sees the same code for this connection)" } ?? ""
+            output.emit("joined", text: "* joined as \(name)\(secured)",
+                        [("name", .string(name)), ("key", session.map { .string($0.peerKey.full) } ?? .null),
+                         ("safety_code", session.map { .string($0.safetyCode) } ?? .null)])
             if name != requestedName {
                 output.emit("renamed", text: "* the name \(requestedName) is taken in this room; you are \(name)",
                             [("requested", .string(requestedName)), ("name", .string(name))])
@@ -60,14 +66,16 @@ final class ConnectOutput: Sendable {
         case .history(let from, let text, let time):
             output.emit("history", text: "[history \(HumanTime.format(unixMilliseconds: time))] \(from): \(text)",
                         [("from", .string(from)), ("text", .string(text)), ("said_at", .string(timestamp(unixMilliseconds: time)))])
-        case .presence(let kind, let names):
-            let list = names.joined(separator: ", ")
+        case .presence(let kind, let names, let keys):
+            let list = zip(names, keys).map { name, key in key.map { "\(name) (key \($0.short))" } ?? name }.joined(separator: ", ")
+            let code = safetyCode.withLock { $0 }
             let text = switch kind {
-            case .list: "* in the room: \(list)"
+            case .list: "* in the room: \(list)" + (code.map { "; safety code of this connection: \($0)" } ?? "")
             case .joined: "* \(list) joined"
             case .left: "* \(list) left"
             }
-            output.emit("presence", text: text, [("kind", .string("\(kind)")), ("names", .array(names.map(JSONValue.string)))])
+            output.emit("presence", text: text, [("kind", .string("\(kind)")), ("names", .array(names.map(JSONValue.string))),
+                                                 ("keys", .array(keys.map { $0.map { .string($0.full) } ?? .null }))])
         case .serverError(let text):
             note("server-error", "the server says: \(text)", [("message", .string(text))])
         case .suppressed(let count, let what):

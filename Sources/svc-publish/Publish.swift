@@ -58,6 +58,7 @@ struct SvcPublish {
         roomOptions.slowMemberTimeout = options.slowMemberTimeout
         roomOptions.maximumMembersPerHostUnderLoad = options.maximumMembersPerHost
         roomOptions.historyLength = options.history
+        roomOptions.ownKey = identity.fingerprint
         let roomOutput = RoomOutput(output: output, queue: queue)
         let room = RoomServer(options: roomOptions, queue: queue) { event in roomOutput.print(event) }
         let scheduler = DispatchScheduler(queue: queue)

@@ -27,10 +27,13 @@ final class RoomOutput: @unchecked Sendable {
     func print(_ event: RoomServer.Event) {
         dispatchPrecondition(condition: .onQueue(queue))
         switch event {
-        case .joined(let id, let name, let peer):
+        case .joined(let id, let name, let peer, let session):
             guard joins.admit() else { return }
-            output.emit("joined", text: "joined #\(id) \(name) from \(peer)",
-                        [("client", .integer(id)), ("name", .string(name)), ("peer", .string(peer))])
+            let secured = session.map { " (key \($0.peerKey.short), safety code \($0.safetyCode))" } ?? ""
+            output.emit("joined", text: "joined #\(id) \(name)\(secured) from \(peer)",
+                        [("client", .integer(id)), ("name", .string(name)), ("peer", .string(peer)),
+                         ("key", session.map { .string($0.peerKey.full) } ?? .null),
+                         ("safety_code", session.map { .string($0.safetyCode) } ?? .null)])
         case .left(let id, let name, let reason):
             guard leaves.admit() else { return }
             output.emit("left", text: "left #\(id) \(name): \(reason)",

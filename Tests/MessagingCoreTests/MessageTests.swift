@@ -50,8 +50,8 @@ final class MessageTests: XCTestCase {
     }
 
     func testHelloLayout() {
-        // Capabilities 63: rooms, files, resume, acknowledged text, relayed files, history.
-        XCTAssertEqual(Message.hello(.init(name: "a")).frame.payload, Array("P2PM".utf8) + [0, 1, 0, 0, 0, 63, 0, 1, 0x61])
+        // Capabilities 127: rooms, files, resume, acknowledged text, relayed files, history, member keys.
+        XCTAssertEqual(Message.hello(.init(name: "a")).frame.payload, Array("P2PM".utf8) + [0, 1, 0, 0, 0, 127, 0, 1, 0x61])
     }
 
     func testUnknownTypeAndFlagsAreReported() {

@@ -22,6 +22,8 @@ final class RoomClientTests: XCTestCase {
     let looks = Locked<[ContinuousClock.Instant]>([])
     /// The host the next stream leads to (its address, and the only candidate).
     let host = Locked(IPAddress(bytes: [10, 0, 0, 1])!)
+    /// What the client's next stream reports as its secure session (nil: plaintext).
+    let secure = Locked<SecureSession?>(nil)
 
     func makeClient(reconnect: Bool = true, waitsForRoom: Bool = false) -> RoomClient {
         var options = RoomClient.Options(instance: ServiceInstance(name: "room", type: .p2pipp, domain: .local), name: "alice")
@@ -29,7 +31,7 @@ final class RoomClientTests: XCTestCase {
         options.waitsForRoom = waitsForRoom
         options.backoffInitial = .seconds(1)
         options.backoffMaximum = .seconds(4)
-        return RoomClient(options: options, queue: queue, scheduler: scheduler, connector: { [scheduler, opened, absentLooks, looks, host] _, _, _ in
+        return RoomClient(options: options, queue: queue, scheduler: scheduler, connector: { [scheduler, opened, absentLooks, looks, host, secure] _, _, _ in
             let endpoint = SocketEndpoint(address: host.withLock { $0 }, port: 4242)
             looks.withLock { $0.append(scheduler.now) }
             let absent = absentLooks.withLock { left -> Bool in
@@ -40,6 +42,7 @@ final class RoomClientTests: XCTestCase {
             if absent { throw TransportError("connect", message: "nobody answers") }
             let (client, server) = InMemoryStream.pair(scheduler: scheduler, peers: (endpoint, nil))
             opened.withLock { $0.append(server) }
+            client.secureSession = secure.withLock { $0 }
             return RoomClient.Connected(stream: client, endpoint: endpoint, candidates: [endpoint])
         }, onEvent: { [events] event in events.withLock { $0.append(event) } })
     }
@@ -85,7 +88,25 @@ final class RoomClientTests: XCTestCase {
         XCTAssertEqual(sessions.count, 1)
         XCTAssertEqual(sessions.first?.1, 0)
         XCTAssertEqual(queue.sync { texts(server) }, ["hello", "psst"])
-        XCTAssertTrue(events.withLock { $0.contains { if case .joined(as: "alice") = $0 { true } else { false } } })
+        XCTAssertTrue(events.withLock { $0.contains { if case .joined(as: "alice", _) = $0 { true } else { false } } })
+    }
+
+    func testReportsTheSecureSessionAndTheKeysPresenceCarries() async throws {
+        let roomKey = PublicKeyFingerprint(bytes: [UInt8](repeating: 5, count: 32))!
+        let session = SecureSession(peerKey: roomKey, safetyCode: "111 222 333 444")
+        secure.withLock { $0 = session }
+        let client = makeClient()
+        let server = try await join(client)
+        XCTAssertTrue(events.withLock { $0.contains { if case .joined(as: "alice", session) = $0 { true } else { false } } })
+        let advertised = queue.sync { server.messages.compactMap { if case .hello(let hello) = $0 { hello.capabilities } else { nil } } }
+        XCTAssertEqual(advertised.map { $0.contains(.memberKeys) }, [true])
+        queue.sync {
+            server.send(.presenceWithKeys(.list, members: [.init(name: "room", key: roomKey.bytes), .init(name: "alice", key: nil)]))
+            scheduler.run()
+        }
+        try await pump("the list") { events.withLock { $0.contains { if case .presence = $0 { true } else { false } } } }
+        let lists = events.withLock { $0.compactMap { if case .presence(.list, let names, let keys) = $0 { "\(names) \(keys.map { $0?.short ?? "-" })" } else { nil } } }
+        XCTAssertEqual(lists, ["[\"room\", \"alice\"] [\"\(roomKey.short)\", \"-\"]"])
     }
 
     func testFinishSaysGoodbyeOnceEverythingIsAcknowledged() async throws {

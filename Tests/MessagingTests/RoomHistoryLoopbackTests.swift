@@ -73,7 +73,7 @@ final class RoomHistoryLoopbackTests: XCTestCase {
             switch message {
             case .hello: "hello"
             case .welcome: "welcome"
-            case .presence(.list, _): "list"
+            case .presence(.list, _), .presenceWithKeys(.list, _): "list"
             case .history: "history"
             default: "other"
             }
@@ -98,7 +98,7 @@ final class RoomHistoryLoopbackTests: XCTestCase {
         queue.sync { server.perform(.say("not kept")) }
         let laterGot = Received()
         let later = try await member("later", .all, port: listener.port, received: laterGot)
-        try await waitUntil { laterGot.withLock { $0.contains { if case .presence(.list, _) = $0 { true } else { false } } } }
+        try await waitUntil { laterGot.withLock { $0.contains { if case .presenceWithKeys(.list, _) = $0 { true } else { false } } } }
         try await Task.sleep(for: .milliseconds(200))
         XCTAssertFalse(laterGot.withLock { $0.contains { if case .history = $0 { true } else { false } } })
         queue.sync { [first, later].forEach { $0.connection.close() } }

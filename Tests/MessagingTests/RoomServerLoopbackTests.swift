@@ -155,7 +155,7 @@ final class RoomServerLoopbackTests: XCTestCase {
         options.maximumPendingConnections = 4
         let joined = Mutex<[String]>([])
         let server = RoomServer(options: options, queue: queue) { event in
-            if case .joined(_, let name, _) = event { joined.withLock { $0.append(name) } }
+            if case .joined(_, let name, _, _) = event { joined.withLock { $0.append(name) } }
         }
         let listener = try TCPListener(port: 0)
         listener.start(queue: queue) { socket, peer in server.accept(socket, peer: peer) }

@@ -33,7 +33,7 @@ final class RoomServerProbeTests: XCTestCase {
         var lines: [String] {
             events.map { event in
                 switch event {
-                case .joined(let id, let name, _): "joined #\(id) \(name)"
+                case .joined(let id, let name, _, _): "joined #\(id) \(name)"
                 case .left(let id, let name, _): "left #\(id) \(name)"
                 case .refused(_, let reason): "refused \(reason)"
                 case .note(let text): "note \(text)"

@@ -1,0 +1,125 @@
+import CommandLineSupport
+import Dispatch
+import DiscoveryCore
+import Messaging
+import PeerTrust
+import SecureTransport
+import Synchronization
+import TransportCore
+import TransportPOSIX
+
+/// What svc-connect trusts for one service: the pin in known_peers, `--fingerprint`,
+/// `--strict` or the announced key (docs/PROTOCOL.md, *The secure link*), and its identity.
+/// Decides each connection attempt (`securing`), pins the key after a first contact
+/// (`joined`), and turns a refused key into the error to exit with (`failure`).
+final class ConnectTrust: Sendable {
+    private struct State {
+        var policy: TrustPolicy
+        /// The rule of the latest attempt over TLS.
+        var expectation: TrustPolicy.Expectation?
+        var plaintextNoted = false
+        var joinedBefore = false
+    }
+
+    private let instance: ServiceInstance
+    private let file: KnownPeersFile
+    /// Nil only with `--allow-plaintext`, which never uses TLS.
+    private let identity: Identity?
+    private let state: Mutex<State>
+
+    /// Reads known_peers and the identity, and checks the options against the pin.
+    /// - Throws: `ToolFailure`: 64 or 77 for options that contradict the pin or each other, 78
+    ///   for a known_peers or identity file that cannot be used.
+    init(_ options: ConnectOptions, instance: ServiceInstance) throws {
+        self.instance = instance
+        let peers: KnownPeers
+        do throws(PeerTrustError) {
+            file = try KnownPeersFile.standard()
+            peers = try file.load()
+        } catch {
+            throw ToolFailure(.configuration, "known_peers cannot be used: \(error.message)")
+        }
+        for note in peers.warningNotes(path: file.path) { Console.note(note) }
+        let policy = TrustPolicy(serviceName: options.name, pin: peers.pin(for: instance), knownPeersPath: file.path,
+                                 fingerprint: options.fingerprint, strict: options.strict, allowPlaintext: options.allowPlaintext)
+        if let refusal = policy.refusalBeforeLookup() { throw Self.failure(refusal) }
+        state = Mutex(State(policy: policy))
+        if options.allowPlaintext {
+            identity = nil
+        } else {
+            do throws(SecureTransportError) {
+                let path: String
+                if let given = options.identity { path = given } else { path = try Identity.defaultPath() }
+                let identity = try Identity.loadOrCreate(at: path)
+                if identity.wasCreated, let path = identity.path {
+                    Console.note("made a new key for this user: \(path) (\(identity.fingerprint.full))")
+                }
+                self.identity = identity
+            } catch {
+                throw ToolFailure(.configuration, error.message)
+            }
+        }
+    }
+
+    /// For `RoomClient.Options.securing`: at each attempt, the policy's decision for what the
+    /// service announces: refuse, plaintext, or TLS accepting only the expected key.
+    var securing: RoomClient.Securing {
+        { [self] service in
+            let decision = state.withLock { state in
+                let decision = state.policy.decide(announced: .init(txtValue: service.txt?.string(forKey: "key")))
+                if case .secure(let expectation) = decision { state.expectation = expectation }
+                return decision
+            }
+            switch decision {
+            case .refuse(let refusal):
+                throw RoomClient.UntrustedServer(refusal.message)
+            case .plaintext(let note):
+                if state.withLock({ state in defer { state.plaintextNoted = true }; return !state.plaintextNoted }) { Console.note(note) }
+                return { connection, _ in connection }
+            case .secure(let expectation):
+                guard let identity else { throw RoomClient.UntrustedServer("no identity key was loaded for TLS") }
+                return { connection, queue in
+                    try TLSStream(over: connection, scheduler: DispatchScheduler(queue: queue), identity: identity,
+                                  role: .client(acceptsServerKey: expectation.accepts))
+                }
+            }
+        }
+    }
+
+    /// After a join: on first contact (or `--fingerprint`) pins the key and from then on
+    /// expects only it; says what was accepted, once.
+    func joined(_ session: SecureSession?) {
+        guard let session else { return }
+        let (expectation, first) = state.withLock { state in
+            defer { state.joinedBefore = true }
+            return (state.expectation, !state.joinedBefore)
+        }
+        guard let expectation, expectation.accepts(session.peerKey) else { return }
+        if expectation.pinsOnSuccess {
+            do throws(PeerTrustError) {
+                let pin = try file.pin(session.peerKey, for: instance)
+                state.withLock { state in
+                    state.policy = state.policy.pinned(pin)
+                    state.expectation = nil
+                }
+            } catch {
+                Console.note("could not pin the key of '\(instance.name)' in known_peers: \(error.message); it is trusted for this session only")
+            }
+        }
+        if first { Console.note(expectation.acceptance(of: session)) }
+    }
+
+    /// The error to exit with for a service we do not trust; prints the ssh-style warning
+    /// first when a pinned key changed.
+    func failure(_ error: RoomClient.UntrustedServer) -> ToolFailure {
+        guard let presented = error.presented, let expectation = state.withLock({ $0.expectation }) else {
+            return ToolFailure(.untrustedKey, error.message)
+        }
+        return Self.failure(expectation.rejection(of: presented))
+    }
+
+    private static func failure(_ refusal: TrustPolicy.Refusal) -> ToolFailure {
+        if let warning = refusal.warning { Console.raw(warning + "\n", toStandardError: true) }
+        return ToolFailure(ExitCode(refusal.exitCode), refusal.message)
+    }
+}
