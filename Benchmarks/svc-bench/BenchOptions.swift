@@ -22,6 +22,8 @@ struct BenchOptions: Sendable {
     var tls = false
     /// `--fingerprint`: the only server key `--tls` accepts; nil accepts any.
     var fingerprint: String?
+    /// `--identity`: the key file `--tls` presents (created if missing); nil: a key in memory.
+    var identity: String?
     /// `--at-once`: room members connect all together rather than one after another.
     var atOnce = false
 
@@ -43,6 +45,7 @@ struct BenchOptions: Sendable {
             .init("prefix", value: "name", help: "Instance name prefix (register) or member name prefix (room)."),
             .init("tls", help: "Connect through TLS 1.3 with a key made in memory (flood, ping, room); without --fingerprint any server key is accepted."),
             .init("fingerprint", value: "key", help: "With --tls: accept only this server key (full form, or at least its first 12 characters)."),
+            .init("identity", value: "path", help: "With --tls: present this key file (made if missing, 0600) instead of a key made in memory."),
             .init("at-once", help: "Members connect all at the same time, as after an outage, each again when the room answers server-full (room; default: one after another)."),
         ],
         discussion: """
@@ -60,7 +63,8 @@ struct BenchOptions: Sendable {
 
             TLS:
               --tls wraps each connection in protocol version 2's TLS 1.3 stage, presenting one key
-              made in memory for this run. svc-bench is a load generator, not a member to trust:
+              for this run: made in memory, or --identity's file (a room binds member names to
+              keys, so members that should get their names back present the same file). svc-bench is a load generator, not a member to trust:
               it reads and writes no known_peers, and without --fingerprint it accepts whatever key
               the server presents. Without --tls it speaks plaintext protocol v1, which a room
               lets in only with 'svc-publish --allow-plaintext'.
@@ -96,6 +100,8 @@ struct BenchOptions: Sendable {
             }
             fingerprint = text
         }
+        identity = parsed.value("identity")
+        if identity != nil, !tls { throw UsageError("--identity needs --tls") }
         atOnce = parsed.flag("at-once")
         if atOnce, mode != .room { throw UsageError("--at-once applies to room only") }
     }

@@ -4,8 +4,9 @@ import SecureTransport
 import TransportCore
 import TransportPOSIX
 
-/// svc-bench's `--tls`: its connections go through TLS 1.3 as a client, with one key made in
-/// memory for this process (every member of `room` presents it).
+/// svc-bench's `--tls`: its connections go through TLS 1.3 as a client, with one key for this
+/// process (every member of `room` presents it): made in memory, or `--identity`'s file, so
+/// that members of another run come back with the key their names are bound to.
 ///
 /// A load generator, not a member anyone trusts: it accepts the server key given with
 /// `--fingerprint`, or any key when none is given (it pins nothing and reads no known_peers).
@@ -14,13 +15,14 @@ struct ClientSecurity: Sendable {
     /// `--fingerprint`: the full form or a prefix of at least 12 characters; nil accepts any key.
     let expectedServerKey: String?
 
-    /// Makes the ephemeral key.
-    /// - Throws: `ToolFailure` (70) when OpenSSL cannot make a key.
-    init(expectedServerKey: String?) throws {
+    /// Makes the ephemeral key, or loads (or creates) the one at `identityPath`.
+    /// - Throws: `ToolFailure`: 78 when the key file cannot be used, 70 when OpenSSL cannot
+    ///   make a key.
+    init(expectedServerKey: String?, identityPath: String?) throws {
         do throws(SecureTransportError) {
-            identity = try Identity.ephemeral()
+            if let identityPath { identity = try Identity.loadOrCreate(at: identityPath) } else { identity = try Identity.ephemeral() }
         } catch {
-            throw ToolFailure(.software, "cannot make a key for --tls: \(error.message)")
+            throw ToolFailure(identityPath == nil ? .software : .configuration, "cannot make or load a key for --tls: \(error.message)")
         }
         self.expectedServerKey = expectedServerKey
     }

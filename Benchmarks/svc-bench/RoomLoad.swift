@@ -157,7 +157,7 @@ private final class Member: @unchecked Sendable {
     func received(_ message: Message) {
         switch message {
         case .welcome: welcomed = true
-        case .presence(.list, _): listsReceived += 1
+        case .presence(.list, _), .presenceWithKeys(.list, _): listsReceived += 1 // with member keys since capability 64
         case .text(_, _, let text):
             let now = monotonicNanoseconds()
             let fields = text.split(separator: " ")

@@ -9,7 +9,7 @@ import TransportPOSIX
 struct SvcBench {
     static func main() async {
         await ToolMain.run(BenchOptions.spec, validate: BenchOptions.init) { options in
-            let security = options.tls ? try ClientSecurity(expectedServerKey: options.fingerprint) : nil
+            let security = options.tls ? try ClientSecurity(expectedServerKey: options.fingerprint, identityPath: options.identity) : nil
             switch options.mode {
             case .flood: return try await Flood.send(options, security: security)
             case .sink: return try await Flood.receive(options)
