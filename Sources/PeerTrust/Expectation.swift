@@ -15,6 +15,8 @@ extension TrustPolicy {
             case fingerprint(String)
             /// First contact: the key from the TXT record.
             case announced(PublicKeyFingerprint)
+            /// The key this session accepted first, which could not be pinned in the file.
+            case session(PublicKeyFingerprint, whyNotPinned: String)
         }
 
         struct Context: Sendable, Hashable {
@@ -31,14 +33,17 @@ extension TrustPolicy {
             case .pinned(let pin): presented == pin.key
             case .fingerprint(let text): presented.matches(text)
             case .announced(let key): presented == key
+            case .session(let key, _): presented == key
             }
         }
 
         /// Whether the key is to be pinned once the handshake succeeds: on first contact and
         /// with `--fingerprint`, not when it is pinned already.
         public var pinsOnSuccess: Bool {
-            if case .pinned = rule { return false }
-            return true
+            switch rule {
+            case .pinned, .session: false
+            case .fingerprint, .announced: true
+            }
         }
 
         /// The error for a presented key that `accepts` refused (exit 77): the key-changed
@@ -55,6 +60,8 @@ extension TrustPolicy {
                 return Refusal(kind: .untrusted, message: "'\(name)' presented the key \(presented.full), which does not match --fingerprint \(text): someone may be answering in its place, or the fingerprint is mistyped; nothing was sent. Compare it with the key svc-publish shows")
             case .announced(let key):
                 return Refusal(kind: .untrusted, message: "'\(name)' presented the key \(presented.full), not the key its announcement (TXT key=) names, \(key.full): someone may be answering in its place; nothing was sent and nothing was pinned. If you know its key, give it with --fingerprint (svc-publish shows it)")
+            case .session(let key, let whyNotPinned):
+                return Refusal(kind: .untrusted, message: "the key of '\(name)' changed during this session: it presented \(presented.full), not \(key.full), the key it had when this session joined it (that key was not pinned: \(whyNotPinned)); nothing was sent. If its publisher really has a new key, connect again")
             }
         }
 
@@ -68,6 +75,8 @@ extension TrustPolicy {
                 return "'\(name)' presented its pinned key \(key.short) ('\(context.knownPeersPath)' line \(pin.lineNumber)); safety code \(session.safetyCode)"
             case .fingerprint:
                 return "'\(name)' presented the key given with --fingerprint: pinned it, \(key.full) (short \(key.short)); safety code \(session.safetyCode)"
+            case .session:
+                return "'\(name)' presented the key this session joined it with, \(key.short) (not pinned); safety code \(session.safetyCode)"
             case .announced:
                 return "first contact with '\(name)': pinned its key \(key.full) (short \(key.short)); safety code \(session.safetyCode): compare it with the publisher's screen to be sure nobody is in between"
             }

@@ -33,7 +33,8 @@ public struct KnownPeers: Sendable {
     }
 
     enum Line: Sendable, Hashable {
-        case pin(ServiceName, PublicKeyFingerprint)
+        /// A pin, and what followed its key on the line (a `#` comment, kept as it was).
+        case pin(ServiceName, PublicKeyFingerprint, trailer: [UInt8])
         /// A comment, a blank line or a line that could not be read, kept byte for byte.
         case kept([UInt8])
     }
@@ -52,6 +53,8 @@ public struct KnownPeers: Sendable {
     /// - Parameter isWhole: false when `bytes` is only the start of the file (the reader
     ///   stopped): its last, partial line is then not read either.
     public init(parsing bytes: [UInt8], isWhole: Bool = true) {
+        // A byte-order mark that an editor put before the first line is not part of it.
+        let bytes = bytes.starts(with: [0xEF, 0xBB, 0xBF]) ? Array(bytes.dropFirst(3)) : bytes
         var pieces = bytes.split(separator: UInt8(ascii: "\n"), omittingEmptySubsequences: false)
         if !isWhole {
             // The piece after the last newline read is cut (or empty when the cut fell just
@@ -97,7 +100,7 @@ public struct KnownPeers: Sendable {
         var result: [UInt8] = []
         for line in lines {
             switch line {
-            case .pin(let service, let key): result += Array("\(service.presentation) \(key.full)".utf8)
+            case .pin(let service, let key, let trailer): result += Array("\(service.presentation) \(key.full)".utf8) + trailer
             case .kept(let text): result += text
             }
             result.append(UInt8(ascii: "\n"))
@@ -108,9 +111,27 @@ public struct KnownPeers: Sendable {
     /// Every pin, in file order.
     public var pins: [Pin] {
         lines.enumerated().compactMap { offset, line in
-            guard case .pin(let service, let key) = line else { return nil }
+            guard case .pin(let service, let key, _) = line else { return nil }
             return Pin(service: service, key: key, lineNumber: offset + 1)
         }
+    }
+
+    /// Why this file may pin `instance` without `pin(for:)` knowing it, or nil: it was not read
+    /// whole, or a line that names the service could not be read. Trust on first use must not
+    /// go ahead then: a pin the reader skipped would be silently replaced.
+    public func uncertainty(about instance: ServiceInstance) -> String? {
+        if let incompleteness { return "it was not read whole: \(incompleteness)" }
+        let name = ServiceName(instance)
+        for warning in warnings {
+            guard warning.lineNumber >= 1, warning.lineNumber <= lines.count,
+                  case .kept(let text) = lines[warning.lineNumber - 1],
+                  let first = text.split(whereSeparator: { $0 == UInt8(ascii: " ") || $0 == UInt8(ascii: "\t") }).first,
+                  let service = String(validating: first, as: UTF8.self).flatMap(ServiceName.init(presentation:)),
+                  service.isSame(as: name)
+            else { continue }
+            return "line \(warning.lineNumber) names it but cannot be read (\(warning.reason))"
+        }
+        return nil
     }
 
     /// The pin of `instance`: the first line that names it.
@@ -127,10 +148,10 @@ public struct KnownPeers: Sendable {
         let name = ServiceName(instance)
         let existing = pins.filter { $0.service.isSame(as: name) }
         guard let first = existing.first else {
-            lines.append(.pin(name, key))
+            lines.append(.pin(name, key, trailer: []))
             return Pin(service: name, key: key, lineNumber: lines.count)
         }
-        lines[first.lineNumber - 1] = .pin(first.service, key)
+        lines[first.lineNumber - 1] = .pin(first.service, key, trailer: [])
         for later in existing.dropFirst().reversed() { lines.remove(at: later.lineNumber - 1) }
         return Pin(service: first.service, key: key, lineNumber: first.lineNumber)
     }
@@ -152,17 +173,24 @@ public struct KnownPeers: Sendable {
         let isBlank: (UInt8) -> Bool = { $0 == UInt8(ascii: " ") || $0 == UInt8(ascii: "\t") || $0 == UInt8(ascii: "\r") }
         let fields = line.split(whereSeparator: isBlank)
         guard let first = fields.first, first.first != UInt8(ascii: "#") else { return .success(.kept(line)) }
-        guard fields.count == 2 else {
-            return .failure(Problem(reason: "expected '<service> <key>', two fields, not \(fields.count)"))
+        // Two fields, then at most a `#` comment.
+        guard fields.count == 2 || (fields.count > 2 && fields[2].first == UInt8(ascii: "#")) else {
+            return .failure(Problem(reason: "expected '<service> <key>', two fields (and perhaps a # comment), not \(fields.count)"))
         }
         guard let text = String(validating: first, as: UTF8.self), let service = ServiceName(presentation: text) else {
             return .failure(Problem(reason: "the service is not a DNS-SD name such as Living\\032room._p2pipp._tcp.local."))
         }
-        guard let keyText = String(validating: fields[1], as: UTF8.self), keyText.hasPrefix("SHA256:"),
+        guard let keyText = String(validating: fields[1], as: UTF8.self), keyText.lowercased().hasPrefix("sha256:"),
               let key = PublicKeyFingerprint(keyText)
         else {
             return .failure(Problem(reason: "the key is not a full fingerprint, SHA256: and 43 characters of base64"))
         }
-        return .success(.pin(service, key))
+        // A comment after the key is kept, after one space (and without a carriage return).
+        var trailer: [UInt8] = []
+        if fields.count > 2 {
+            trailer = [UInt8(ascii: " ")] + line[fields[2].startIndex...]
+            while trailer.last == UInt8(ascii: "\r") { trailer.removeLast() }
+        }
+        return .success(.pin(service, key, trailer: trailer))
     }
 }

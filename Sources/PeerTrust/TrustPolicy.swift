@@ -26,22 +26,43 @@ public struct TrustPolicy: Sendable {
     public let strict: Bool
     /// `--allow-plaintext`: join without TLS.
     public let allowPlaintext: Bool
+    /// Why known_peers may pin the service without `pin` showing it
+    /// (`KnownPeers.uncertainty(about:)`): first contact is then refused.
+    public let unreadable: String?
+    /// The key this session accepted at its first join when it could not be pinned in the
+    /// file: every later attempt of the session expects it, as a pin.
+    public let sessionKey: (key: PublicKeyFingerprint, whyNotPinned: String)?
 
     public init(serviceName: String, pin: KnownPeers.Pin?, knownPeersPath: String, fingerprint: String? = nil,
-                strict: Bool = false, allowPlaintext: Bool = false) {
+                strict: Bool = false, allowPlaintext: Bool = false, unreadable: String? = nil) {
+        self.init(serviceName: serviceName, pin: pin, knownPeersPath: knownPeersPath, fingerprint: fingerprint, strict: strict,
+                  allowPlaintext: allowPlaintext, unreadable: unreadable, sessionKey: nil)
+    }
+
+    private init(serviceName: String, pin: KnownPeers.Pin?, knownPeersPath: String, fingerprint: String?, strict: Bool,
+                 allowPlaintext: Bool, unreadable: String?, sessionKey: (key: PublicKeyFingerprint, whyNotPinned: String)?) {
         self.serviceName = serviceName
         self.pin = pin
         self.knownPeersPath = knownPeersPath
         self.fingerprint = fingerprint
         self.strict = strict
         self.allowPlaintext = allowPlaintext
+        self.unreadable = unreadable
+        self.sessionKey = sessionKey
     }
 
     /// The same policy once `pin` was written: what a reconnect must expect after a first
     /// contact or a `--fingerprint` join pinned the key.
     public func pinned(_ pin: KnownPeers.Pin) -> TrustPolicy {
-        TrustPolicy(serviceName: serviceName, pin: pin, knownPeersPath: knownPeersPath, fingerprint: nil,
-                    strict: strict, allowPlaintext: allowPlaintext)
+        TrustPolicy(serviceName: serviceName, pin: pin, knownPeersPath: knownPeersPath, fingerprint: nil, strict: strict,
+                    allowPlaintext: allowPlaintext, unreadable: nil, sessionKey: nil)
+    }
+
+    /// The same policy when the key accepted at the first join could not be written to
+    /// known_peers: the rest of the session expects that key as if it were pinned.
+    public func pinnedForSession(_ key: PublicKeyFingerprint, whyNotPinned: String) -> TrustPolicy {
+        TrustPolicy(serviceName: serviceName, pin: nil, knownPeersPath: knownPeersPath, fingerprint: nil, strict: strict,
+                    allowPlaintext: allowPlaintext, unreadable: nil, sessionKey: (key, whyNotPinned))
     }
 
     /// What the service announces in its TXT record's `key=` item.
@@ -56,7 +77,7 @@ public struct TrustPolicy: Sendable {
         /// nil when the item is absent).
         public init(txtValue: String?) {
             guard let txtValue else { self = .absent; return }
-            if txtValue.hasPrefix("SHA256:"), let key = PublicKeyFingerprint(txtValue) { self = .key(key) } else { self = .malformed }
+            if let key = PublicKeyFingerprint(fullForm: txtValue) { self = .key(key) } else { self = .malformed }
         }
     }
 
@@ -67,6 +88,8 @@ public struct TrustPolicy: Sendable {
             case usage
             /// The key is not one we trust (or cannot be checked, `--strict`): exit 77 (EX_NOPERM).
             case untrusted
+            /// known_peers may pin the service but could not be read: exit 78 (EX_CONFIG).
+            case configuration
         }
         public let kind: Kind
         /// What happened and what to do, in one line: for `<tool>: error: …` and the JSON
@@ -82,8 +105,14 @@ public struct TrustPolicy: Sendable {
             self.warning = warning
         }
 
-        /// The sysexits code: 64 for `.usage`, 77 for `.untrusted`.
-        public var exitCode: Int32 { kind == .usage ? 64 : 77 }
+        /// The sysexits code: 64 for `.usage`, 77 for `.untrusted`, 78 for `.configuration`.
+        public var exitCode: Int32 {
+            switch kind {
+            case .usage: 64
+            case .untrusted: 77
+            case .configuration: 78
+            }
+        }
         public var description: String { message }
     }
 
@@ -101,6 +130,9 @@ public struct TrustPolicy: Sendable {
     /// against the pin): check them before looking the service up, so a mistake costs no wait.
     /// `decide(announced:)` makes the same checks again.
     public func refusalBeforeLookup() -> Refusal? {
+        if let unreadable, pin == nil, fingerprint == nil {
+            return Refusal(kind: .configuration, message: "'\(knownPeersPath)' may pin '\(serviceName)', but \(unreadable); fix or remove that line (or give --fingerprint with its key) before joining it; nothing was sent")
+        }
         if allowPlaintext {
             if let pin {
                 return Refusal(kind: .usage, message: Self.plaintextRefusedForPin(serviceName, pin, knownPeersPath))
@@ -126,6 +158,7 @@ public struct TrustPolicy: Sendable {
         if allowPlaintext { return .plaintext(note: Self.plaintextNote(serviceName)) }
         let context = Expectation.Context(serviceName: serviceName, knownPeersPath: knownPeersPath)
         if let pin { return .secure(Expectation(rule: .pinned(pin), context: context)) }
+        if let sessionKey { return .secure(Expectation(rule: .session(sessionKey.key, whyNotPinned: sessionKey.whyNotPinned), context: context)) }
         if let fingerprint { return .secure(Expectation(rule: .fingerprint(fingerprint), context: context)) }
         switch announced {
         case .key(let key): return .secure(Expectation(rule: .announced(key), context: context))

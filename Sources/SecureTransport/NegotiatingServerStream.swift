@@ -181,9 +181,7 @@ public final class NegotiatingServerStream: ByteStream, @unchecked Sendable {
         waiting = []
         isClosed = true
         _ = inner.send(refusal)
-        let inner = inner
-        inner.finish()
-        scheduler.schedule(after: TLSStream.lingerAfterFailure) { inner.close() }
+        Lingering.finishThenClose(inner, scheduler: scheduler)
         report(.failed(TransportError("TLS", message: "the client sent plaintext (protocol version 1) and this room requires TLS 1.3; refused")))
     }
 

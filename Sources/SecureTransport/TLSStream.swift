@@ -442,9 +442,7 @@ public final class TLSStream: ByteStream, @unchecked Sendable {
         guard !isClosed else { return }
         // Closed first: what the wrapped stream reports from here on is no news.
         isClosed = true
-        let inner = inner
-        inner.finish()
-        scheduler.schedule(after: Self.lingerAfterFailure) { inner.close() }
+        Lingering.finishThenClose(inner, scheduler: scheduler)
         report(.failed(TransportError("TLS", message: text)))
     }
 

@@ -21,6 +21,13 @@ public struct PublicKeyFingerprint: Sendable, Hashable, CustomStringConvertible 
         self.bytes = bytes
     }
 
+    /// Parses exactly the full form, `SHA256:` and 43 characters of base64, as a TXT record
+    /// announces a key: nil for anything else (no lenient spellings of what a peer sends).
+    public init?(fullForm text: String) {
+        guard text.hasPrefix("SHA256:"), text.utf8.count == 50, let key = PublicKeyFingerprint(text) else { return nil }
+        self = key
+    }
+
     /// `SHA256:` and 43 characters of base64.
     public var full: String { "SHA256:" + base64 }
 

@@ -27,7 +27,7 @@ enum RoomProbe {
     static func check(_ endpoints: [SocketEndpoint], announcedKey: String?, timeout: Duration) async throws {
         var expected: PublicKeyFingerprint?
         if let announcedKey {
-            guard let key = PublicKeyFingerprint(announcedKey) else {
+            guard let key = PublicKeyFingerprint(fullForm: announcedKey) else {
                 throw Failure(description: "the service announces a key= that is not a key (SHA256: and 43 characters of base64)")
             }
             expected = key

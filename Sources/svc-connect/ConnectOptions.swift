@@ -101,6 +101,9 @@ struct ConnectOptions: Sendable {
             service announces is pinned (--strict refuses that). A key that does not match is
             refused before anything is sent (77). --forget <name> removes a pin (78 when
             known_peers cannot be read or written).
+            Every connection is TLS 1.3 with your own key (--identity); the joined line
+            and /who show the session's safety code, which the publisher shows too: read
+            them to each other to be sure nobody is in between.
 
             \(ExitCode.table)
 

@@ -41,7 +41,8 @@ final class ConnectTrust: Sendable {
         }
         for note in peers.warningNotes(path: file.path) { Console.note(note) }
         let policy = TrustPolicy(serviceName: options.name, pin: peers.pin(for: instance), knownPeersPath: file.path,
-                                 fingerprint: options.fingerprint, strict: options.strict, allowPlaintext: options.allowPlaintext)
+                                 fingerprint: options.fingerprint, strict: options.strict, allowPlaintext: options.allowPlaintext,
+                                 unreadable: peers.uncertainty(about: instance))
         if let refusal = policy.refusalBeforeLookup() { throw Self.failure(refusal) }
         state = Mutex(State(policy: policy))
         if options.allowPlaintext {
@@ -87,7 +88,8 @@ final class ConnectTrust: Sendable {
     }
 
     /// After a join: on first contact (or `--fingerprint`) pins the key and from then on
-    /// expects only it; says what was accepted, once.
+    /// expects only it (for this session only when the file cannot be written); says what was
+    /// accepted, once.
     func joined(_ session: SecureSession?) {
         guard let session else { return }
         let (expectation, first) = state.withLock { state in
@@ -95,18 +97,25 @@ final class ConnectTrust: Sendable {
             return (state.expectation, !state.joinedBefore)
         }
         guard let expectation, expectation.accepts(session.peerKey) else { return }
-        if expectation.pinsOnSuccess {
-            do throws(PeerTrustError) {
-                let pin = try file.pin(session.peerKey, for: instance)
-                state.withLock { state in
-                    state.policy = state.policy.pinned(pin)
-                    state.expectation = nil
-                }
-            } catch {
-                Console.note("could not pin the key of '\(instance.name)' in known_peers: \(error.message); it is trusted for this session only")
-            }
+        guard expectation.pinsOnSuccess else {
+            if first { Console.note(expectation.acceptance(of: session)) }
+            return
         }
-        if first { Console.note(expectation.acceptance(of: session)) }
+        do throws(PeerTrustError) {
+            let pin = try file.pin(session.peerKey, for: instance)
+            state.withLock { state in
+                state.policy = state.policy.pinned(pin)
+                state.expectation = nil
+            }
+            Console.note(expectation.acceptance(of: session))
+        } catch {
+            // Not pinned, but held: every later attempt of this session expects this key.
+            state.withLock { state in
+                state.policy = state.policy.pinnedForSession(session.peerKey, whyNotPinned: error.message)
+                state.expectation = nil
+            }
+            Console.note("'\(instance.name)' presented \(session.peerKey.full) (short \(session.peerKey.short)), which could not be pinned in known_peers (\(error.message)): only this key is accepted for the rest of this session, and the next session is a first contact again; safety code \(session.safetyCode)")
+        }
     }
 
     /// The error to exit with for a service we do not trust; prints the ssh-style warning

@@ -70,9 +70,18 @@ struct PublishOptions: Sendable {
             to the members, withdraws the service and exits 0; interactive members wait for
             it to come back.
 
+            Members connect over TLS 1.3: the room's key (--identity, default
+            ~/.config/svc/identity.pem, made on first use) is announced in the TXT record
+            (key=) and printed when the room is registered; members pin it. Each joined line
+            shows the member's short key and the session's safety code, which the member
+            sees too: read them to each other to be sure nobody is in between. A name
+            belongs to the first key that joined with it, for the life of the room. A client
+            without TLS is refused (tls-required) unless --allow-plaintext.
+
             OUTPUT:
-              registered "<name>" <type> <domain> port <port>
-              joined #<n> <member> from <address>      left #<n> <member>: <reason>
+              registered "<name>" <type> <domain> port <port> key <key>
+              joined #<n> <member> (key <short key>, safety code <code>) from <address>
+              left #<n> <member>: <reason>
               <member>: <text>                          <member> -> <member>: <text>
               receiving "<file>" from <member> ...     stored "<file>" from <member> ...
               sending "<file>" to <member> ...         sent "<file>" to <member> ...

@@ -52,7 +52,7 @@ final class KnownPeersTests: XCTestCase {
         XCTAssertTrue(peers.warnings[5].reason.contains("DNS-SD name"))
         XCTAssertEqual(peers.pins.map(\.lineNumber), [7])
         XCTAssertEqual(peers.warningNotes(path: "/k", limit: 2), [
-            "'/k' line 1: skipped: expected '<service> <key>', two fields, not 1",
+            "'/k' line 1: skipped: expected '<service> <key>', two fields (and perhaps a # comment), not 1",
             "'/k' line 2: skipped: the key is not a full fingerprint, SHA256: and 43 characters of base64",
             "'/k': 4 more lines skipped",
         ])
@@ -132,6 +132,65 @@ final class KnownPeersTests: XCTestCase {
         XCTAssertEqual(reread.warnings, [])
         for (offset, name) in names.enumerated() {
             XCTAssertEqual(reread.pin(for: instance(name))?.key, offset % 2 == 0 ? keyA : keyB, name)
+        }
+    }
+}
+
+/// What a hand-edited file may hold, and what first contact must not do when a line that may
+/// pin the service cannot be read (attack review: such a pin was replaced by the attacker's key).
+final class KnownPeersLenienceTests: XCTestCase {
+    let keyA = PublicKeyFingerprint("SHA256:ungWv48Bz+pBQUDeXa4iI7ADYaOWF3qctBD/YfIAFa0")!
+
+    func instance(_ name: String) -> ServiceInstance { ServiceInstance(name: name, type: .p2pipp, domain: .local) }
+
+    func testATrailingCommentALowerCasePrefixAndAByteOrderMarkAreRead() {
+        let file = "\u{FEFF}Office._p2pipp._tcp.local. sha256:ungWv48Bz+pBQUDeXa4iI7ADYaOWF3qctBD/YfIAFa0   # the office\r\n"
+        var peers = KnownPeers(parsing: Array(file.utf8))
+        XCTAssertEqual(peers.warnings, [])
+        XCTAssertEqual(peers.pin(for: instance("Office"))?.key, keyA)
+        XCTAssertNil(peers.uncertainty(about: instance("Office")))
+        peers.pin(keyA, for: instance("Other"))
+        XCTAssertEqual(String(decoding: peers.bytes, as: UTF8.self),
+                       "Office._p2pipp._tcp.local. SHA256:ungWv48Bz+pBQUDeXa4iI7ADYaOWF3qctBD/YfIAFa0 # the office\n"
+                       + "Other._p2pipp._tcp.local. SHA256:ungWv48Bz+pBQUDeXa4iI7ADYaOWF3qctBD/YfIAFa0\n", "the comment stays")
+    }
+
+    func testALineThatNamesTheServiceButCannotBeReadMakesItUncertain() {
+        let peers = KnownPeers(parsing: Array("Office._p2pipp._tcp.local. SHA256:short\nKitchen._p2pipp._tcp.local. SHA256:ungWv48Bz+pBQUDeXa4iI7ADYaOWF3qctBD/YfIAFa0\n".utf8))
+        XCTAssertNil(peers.pin(for: instance("Office")))
+        XCTAssertEqual(peers.uncertainty(about: instance("office")).map { $0.hasPrefix("line 1 names it but cannot be read") }, true)
+        XCTAssertNil(peers.uncertainty(about: instance("Kitchen")), "other services are not concerned")
+        let policy = TrustPolicy(serviceName: "Office", pin: nil, knownPeersPath: "/k", unreadable: peers.uncertainty(about: instance("Office")))
+        XCTAssertEqual(policy.refusalBeforeLookup()?.exitCode, 78)
+        guard case .refuse(let refusal) = policy.decide(announced: .key(keyA)) else { return XCTFail("first contact went ahead") }
+        XCTAssertTrue(refusal.message.contains("fix or remove that line"), refusal.message)
+        let given = TrustPolicy(serviceName: "Office", pin: nil, knownPeersPath: "/k", fingerprint: keyA.full,
+                                unreadable: peers.uncertainty(about: instance("Office")))
+        XCTAssertNil(given.refusalBeforeLookup(), "a key given on the command line does not depend on the file")
+    }
+
+    func testAFileNotReadWholeMakesEveryUnpinnedServiceUncertain() {
+        let peers = KnownPeers(parsing: Array("Office._p2pipp._tcp.local. SHA256:ungWv48Bz+pBQUDeXa4iI7ADYaOWF3qctBD/YfIAFa0\nKit".utf8), isWhole: false)
+        XCTAssertNotNil(peers.uncertainty(about: instance("Kitchen")))
+    }
+
+    func testAKeyThatCouldNotBePinnedIsExpectedForTheRestOfTheSession() throws {
+        let other = PublicKeyFingerprint("SHA256:XPuH+NNngs5nQ100AK0YcKqXHX6ZKzroKilP3hHY28o")!
+        let policy = TrustPolicy(serviceName: "Office", pin: nil, knownPeersPath: "/k").pinnedForSession(keyA, whyNotPinned: "read-only")
+        guard case .secure(let expectation) = policy.decide(announced: .key(other)) else { return XCTFail("refused") }
+        XCTAssertTrue(expectation.accepts(keyA))
+        XCTAssertFalse(expectation.accepts(other), "a new announcement does not make another key acceptable")
+        XCTAssertFalse(expectation.pinsOnSuccess)
+        XCTAssertEqual(expectation.rejection(of: other).exitCode, 77)
+        XCTAssertTrue(expectation.rejection(of: other).message.contains("changed during this session"))
+    }
+
+    func testTheAnnouncedKeyMustBeExactlyTheFullForm() {
+        XCTAssertEqual(TrustPolicy.AnnouncedKey(txtValue: keyA.full), .key(keyA))
+        for odd in ["sha256:ungWv48Bz+pBQUDeXa4iI7ADYaOWF3qctBD/YfIAFa0", "ungWv48Bz+pBQUDeXa4iI7ADYaOWF3qctBD/YfIAFa0",
+                    keyA.full + " ", "SHA256:ungWv48Bz+pB"] {
+            XCTAssertEqual(TrustPolicy.AnnouncedKey(txtValue: odd), .malformed, odd)
+            XCTAssertNil(PublicKeyFingerprint(fullForm: odd), odd)
         }
     }
 }
