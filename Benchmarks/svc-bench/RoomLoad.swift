@@ -29,10 +29,15 @@ enum RoomLoad {
         }
         try await waitUntil("every member's WELCOME", timeout: options.timeout) { members.allSatisfy { m in m.queue.sync { m.welcomed || m.ended != nil } } }
         let refused = members.filter { m in m.queue.sync { !m.welcomed } }.count
-        let retried = members.reduce(0) { sum, m in sum + m.queue.sync { m.retries } }
+        let retried = members.reduce(0) { sum, m in sum + m.queue.sync { m.retryReasons.count } }
+        let reasons = Dictionary(members.flatMap { m in m.queue.sync { m.retryReasons } }.map { ($0, 1) }, uniquingKeysWith: +)
         report("joined", [("clients", .integer(options.clients)), ("refused", .integer(refused)), ("retried", .integer(retried)),
+                          ("retried_because", .object(reasons.sorted { $0.value > $1.value }.map { ($0.key, .integer($0.value)) })),
                           ("milliseconds", .integer(Int((monotonicNanoseconds() - joinStart) / 1_000_000)))])
-        guard refused == 0 else { throw ToolFailure(.failure, "\(refused) of \(options.clients) members were not welcomed") }
+        guard refused == 0 else {
+            let why = Set(members.compactMap { m in m.queue.sync { m.welcomed ? nil : m.ended?.description } }).sorted()
+            throw ToolFailure(.failure, "\(refused) of \(options.clients) members were not welcomed: \(why.joined(separator: "; "))")
+        }
 
         var failed = false
         if options.messages > 0 {
@@ -53,9 +58,11 @@ enum RoomLoad {
         member.queue.sync { member.link = link }
     }
 
-    /// Connects `member` and waits for its WELCOME; a room that is busy (`ERROR server-full`:
-    /// too many connections from this host wait for their handshake) is asked again after a
-    /// growing pause, 20 ms to 1 s with jitter, as a member would, until `deadline`.
+    /// Connects `member` and waits for its WELCOME. A connection that ends before it (a busy
+    /// room answers `server-full` when too many connections from one host wait for their
+    /// handshake, and closes the oldest waiting ones when too many wait in all) is made again
+    /// after a growing pause, 20 ms to 1 s with jitter, as svc-connect would, until `deadline`;
+    /// not after the server's key was refused.
     private static func connectRetrying(_ member: Member, _ options: BenchOptions, security: ClientSecurity?,
                                         until deadline: ContinuousClock.Instant) async throws {
         var pause = Duration.milliseconds(20)
@@ -72,18 +79,22 @@ enum RoomLoad {
             member.queue.sync { member.link = link }
             var welcomed = false
             for await value in outcome.stream { welcomed = value; break }
-            let busy = member.queue.sync {
-                if case .peerError(let code, _) = member.ended, code == ProtocolError.Code.serverFull.rawValue { return true }
-                return false
-            }
-            guard !welcomed, busy, ContinuousClock.now + pause < deadline else { return }
+            let keyRefused = member.queue.sync { link.connection.rejectedPeerKey != nil }
+            guard !welcomed, !keyRefused, ContinuousClock.now + pause < deadline else { return }
             member.queue.sync {
+                member.retryReasons.append(member.ended.map(Self.reasonClass) ?? "?")
                 member.ended = nil
-                member.retries += 1
             }
             try await Task.sleep(for: pause * Double.random(in: 0.5...1.5))
             pause = min(pause * 2, .seconds(1))
         }
+    }
+
+    /// Why a connection ended, without what varies from one connection to the next (numbers).
+    private static func reasonClass(_ reason: PeerLink.EndReason) -> String {
+        if case .peerError(let code, _) = reason { return ProtocolError.Code(rawValue: code)?.name ?? "error \(code)" }
+        let kept = reason.description.prefix { $0 != "(" && !$0.isNumber }.prefix(80)
+        return String(kept.reversed().drop { $0 == " " || $0 == ":" }.reversed())
     }
 
     /// Every member sends `messages` texts; returns whether a check failed.
@@ -136,8 +147,8 @@ private final class Member: @unchecked Sendable {
     var receivedCount = 0
     var outOfOrder = 0
     var listsReceived = 0
-    /// Times the room was busy and this member connected again (`--at-once`).
-    var retries = 0
+    /// Why each of this member's connections before the last ended (`--at-once`).
+    var retryReasons: [String] = []
     var lastArrival: UInt64 = 0
     var latencies: [UInt64] = []
     /// The next sequence number expected from each sender.
