@@ -4,7 +4,7 @@ import PackageDescription
 /// A state-level fuzz target: one file of Fuzz/targets, the others left out (the parser targets
 /// there are built by Scripts/fuzz with swiftc).
 func stateFuzzTarget(_ name: String, _ dependencies: [Target.Dependency]) -> Target {
-    let files = ["cli", "frames", "room", "sessions", "txt", "room-server", "room-client", "file-transfer"].map { $0 + ".swift" }
+    let files = ["cli", "frames", "room", "sessions", "txt", "room-server", "room-client", "file-transfer", "secure-link"].map { $0 + ".swift" }
     return .executableTarget(name: "fuzz-" + name, dependencies: dependencies, path: "Fuzz/targets",
                              exclude: files.filter { $0 != name + ".swift" }, sources: [name + ".swift"])
 }
@@ -55,7 +55,7 @@ let package = Package(
         .target(name: "TransportCore"),
         // Which text is unsafe on a terminal and in member names, and when names look alike.
         .target(name: "SafeText"),
-        .target(name: "MessagingCore", dependencies: ["SafeText", "SecureTransport", "SecureTransport", "SecureTransport"]),
+        .target(name: "MessagingCore", dependencies: ["SafeText"]),
         // Which key each service is pinned to (known_peers) and whom svc-connect trusts; file I/O, no C.
         .target(name: "PeerTrust", dependencies: ["TransportCore", "DiscoveryCore"]),
 
@@ -77,15 +77,15 @@ let package = Package(
 
         .executableTarget(
             name: "svc-publish",
-            dependencies: ["DNSSD", "DiscoveryCore", "TransportPOSIX", "TransportCore", "Messaging", "MessagingCore", "CommandLineSupport", "MessagingCommandLine"]
+            dependencies: ["DNSSD", "DiscoveryCore", "TransportPOSIX", "TransportCore", "Messaging", "MessagingCore", "CommandLineSupport", "MessagingCommandLine", "SecureTransport"]
         ),
         .executableTarget(
             name: "svc-browse",
-            dependencies: ["DNSSD", "DiscoveryCore", "TransportCore", "TransportPOSIX", "MessagingCore", "CommandLineSupport"]
+            dependencies: ["DNSSD", "DiscoveryCore", "TransportCore", "TransportPOSIX", "MessagingCore", "CommandLineSupport", "SecureTransport"]
         ),
         .executableTarget(
             name: "svc-connect",
-            dependencies: ["DNSSD", "DiscoveryCore", "TransportPOSIX", "TransportCore", "Messaging", "MessagingCore", "CommandLineSupport", "MessagingCommandLine", "PeerTrust"]
+            dependencies: ["DNSSD", "DiscoveryCore", "TransportPOSIX", "TransportCore", "Messaging", "MessagingCore", "CommandLineSupport", "MessagingCommandLine", "PeerTrust", "SecureTransport"]
         ),
 
         // The load generator that Scripts/bench and Scripts/stress drive (not a product).
@@ -101,6 +101,7 @@ let package = Package(
         stateFuzzTarget("room-server", ["Messaging", "MessagingCore", "MessagingTesting", "TransportCore", "TransportPOSIX"]),
         stateFuzzTarget("room-client", ["Messaging", "MessagingCore", "MessagingTesting", "TransportCore", "TransportPOSIX", "DiscoveryCore"]),
         stateFuzzTarget("file-transfer", ["Messaging", "MessagingCore", "MessagingTesting", "TransportCore", "TransportPOSIX"]),
+        stateFuzzTarget("secure-link", ["SecureTransport", "MessagingCore", "MessagingTesting", "TransportCore", "TransportPOSIX"]),
 
         .testTarget(name: "DiscoveryCoreTests", dependencies: ["DiscoveryCore"]),
         .testTarget(name: "TransportCoreTests", dependencies: ["TransportCore"]),

@@ -38,6 +38,10 @@ static inline void *cssl_get_app_data(const SSL *ssl) {
     return SSL_get_app_data(ssl);
 }
 
+static inline int cssl_ctx_set1_sigalgs_list(SSL_CTX *ctx, const char *list) {
+    return (int)SSL_CTX_set1_sigalgs_list(ctx, list);
+}
+
 static inline long cssl_bio_pending(BIO *bio) {
     return (long)BIO_pending(bio);
 }

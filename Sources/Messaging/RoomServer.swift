@@ -358,10 +358,10 @@ public final class RoomServer: @unchecked Sendable {
                 try bindings.bind(MemberName.comparisonKey(name), to: key, host: member.host)
             } catch .roomFull {
                 return member.link.reject(ProtocolError(.serverFull,
-                    "the room has bound \(counted(bindings.capacity, "name")) to keys, its most for its life: a key that has a name here may join with it, a new name cannot be given until the publisher restarts the room"))
+                    "the room has bound \(counted(bindings.capacity, "name")) to keys, all of members in the room: a key that has a name here may join with it; try again once someone left"))
             } catch {
                 return member.link.reject(ProtocolError(.serverFull,
-                    "\(counted(bindings.perHost, "name")) are already bound to keys from \(member.host), the most one host may bind: join with a name your key already has here, or ask the publisher to restart the room"))
+                    "\(counted(bindings.perHost, "name")) are bound to keys of members from \(member.host) who are all in the room, the most one host may bind: join with a name your key already has here, or once one of them left"))
             }
         }
         if let replaced { replace(replaced) }
@@ -425,6 +425,7 @@ public final class RoomServer: @unchecked Sendable {
         }
         let count = membersByHost[member.host, default: 1] - 1
         membersByHost[member.host] = count > 0 ? count : nil
+        if let key = member.key { bindings.left(MemberName.comparisonKey(name), key: key) }
         broadcastPresence(.left, of: member)
         onEvent(.left(id: number, name: name, reason: reason.description))
     }

@@ -64,9 +64,9 @@ public final class NegotiatingServerStream: ByteStream, @unchecked Sendable {
     ///   - identity: the server's key, presented to TLS clients.
     ///   - allowsPlaintext: whether a client that does not start with TLS may speak plaintext v1.
     ///   - refusal: sent to a plaintext client when plaintext is not allowed.
-    ///   - outboxLimit: the most bytes that may wait for the decision (4 MiB, as `Connection`).
+    ///   - outboxLimit: the most bytes that may wait for the decision (`TLSStream.waitingLimit`).
     public init(over stream: any ByteStream, scheduler: any Scheduler, identity: Identity, allowsPlaintext: Bool,
-                refusal: [UInt8], outboxLimit: Int = 4 << 20) {
+                refusal: [UInt8], outboxLimit: Int = TLSStream.waitingLimit) {
         self.inner = stream
         self.scheduler = scheduler
         self.identity = identity
@@ -94,9 +94,12 @@ public final class NegotiatingServerStream: ByteStream, @unchecked Sendable {
         return true
     }
 
-    /// Finishes the chosen path; before the decision, right after it.
+    /// Finishes the chosen path. Before the decision nothing can be sent (it is not known yet
+    /// whether the client speaks TLS), so the connection closes at once: a room that turns
+    /// away connections which never sent a byte holds no socket for them.
     public func finish() {
         guard isOpen else { return }
+        guard decision != nil else { return close(.closedLocally) }
         isFinishing = true
         if let tls { tls.finish() } else if decision == .plaintext { inner.finish() }
     }

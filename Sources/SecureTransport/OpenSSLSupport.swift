@@ -41,4 +41,18 @@ enum OpenSSL {
         guard let key = X509_get0_pubkey(certificate) else { return nil }
         return fingerprint(ofKey: key)
     }
+
+    /// Whether a peer's key (`EVP_PKEY *`) is of a kind protocol version 2 uses: ECDSA on P-256
+    /// (what svc makes) or Ed25519.
+    static func isAcceptedKind(_ key: OpaquePointer) -> Bool {
+        switch EVP_PKEY_get_base_id(key) {
+        case EVP_PKEY_ED25519: return true
+        case EVP_PKEY_EC:
+            var name = [CChar](repeating: 0, count: 32)
+            var length = 0
+            guard EVP_PKEY_get_group_name(key, &name, name.count, &length) == 1 else { return false }
+            return String(cString: name) == "prime256v1"
+        default: return false
+        }
+    }
 }

@@ -15,6 +15,11 @@ enum TLSContext {
     /// about 400 bytes; OpenSSL's default (100 KiB) is memory a hostile peer need not get.
     static let maximumCertificateList = 16_384
 
+    /// The signatures a handshake may carry, both ways: ECDSA P-256 with SHA-256 (our keys) and
+    /// Ed25519. Keys of other kinds (RSA with a huge exponent costs a server many times an
+    /// ECDSA check) are refused before any signature is checked.
+    static let signatureAlgorithms = "ECDSA+SHA256:ed25519"
+
     /// The one application protocol, as ALPN names it.
     static let applicationProtocol = Array("p2pm/2".utf8)
 
@@ -39,7 +44,9 @@ enum TLSContext {
         try check(SSL_CTX_use_certificate(context, certificate) == 1, "SSL_CTX_use_certificate")
         try check(SSL_CTX_use_PrivateKey(context, key) == 1, "SSL_CTX_use_PrivateKey")
         try check(SSL_CTX_check_private_key(context) == 1, "SSL_CTX_check_private_key")
+        try check(cssl_ctx_set1_sigalgs_list(context, signatureAlgorithms) == 1, "SSL_CTX_set1_sigalgs_list")
         SSL_CTX_set_cert_verify_callback(context, verifyPeerCertificate, nil)
+        SSL_CTX_set_msg_callback(context, noteHandshakeMessage)
         switch role {
         case .server:
             SSL_CTX_set_verify(context, SSL_VERIFY_PEER | SSL_VERIFY_FAIL_IF_NO_PEER_CERT, nil)
@@ -63,6 +70,16 @@ enum TLSContext {
         guard let ssl, let data = cssl_get_app_data(ssl) else { return nil }
         return Unmanaged<TLSStream>.fromOpaque(data).takeUnretainedValue()
     }
+}
+
+/// Sees every protocol message; counts the key updates a peer sends (each costs a key
+/// derivation, and OpenSSL sets no limit).
+private func noteHandshakeMessage(_ isWrite: Int32, _: Int32, _ contentType: Int32, _ bytes: UnsafeRawPointer?, _ length: Int,
+                                  _ ssl: OpaquePointer?, _: UnsafeMutableRawPointer?) {
+    guard isWrite == 0, contentType == SSL3_RT_HANDSHAKE, length >= 1, let bytes,
+          bytes.load(as: UInt8.self) == SSL3_MT_KEY_UPDATE, let stream = TLSContext.stream(of: ssl)
+    else { return }
+    stream.noteKeyUpdate()
 }
 
 /// Replaces the chain check: the stream judges the peer's public key alone.

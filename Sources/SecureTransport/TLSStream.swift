@@ -38,6 +38,10 @@ public final class TLSStream: ByteStream, @unchecked Sendable {
     public static let safetyCodeLabel = "EXPORTER-p2pm-safety-code"
     /// How long the wrapped stream may take to carry a failure's alert before it is closed.
     public static let lingerAfterFailure: Duration = .seconds(2)
+    /// The most plaintext that waits for the handshake by default: a `Connection`'s outbox
+    /// (4 MiB) less room for what TLS adds (22 bytes a 16 KiB record, and the last handshake
+    /// flight), so that what waited fits the wrapped stream's outbox once it is encrypted.
+    public static let waitingLimit = (4 << 20) - (64 << 10)
     /// The most plaintext one `onBytes` call gets.
     static let deliveryChunk = 65_536
     /// The most plaintext in one TLS record. Records go in and out of the memory BIOs one or
@@ -46,6 +50,10 @@ public final class TLSStream: ByteStream, @unchecked Sendable {
     static let recordSize = 16_384
     /// Ciphertext handed to OpenSSL at once: a whole record with its header and expansion.
     static let ciphertextSlice = recordSize + 512
+    /// Key updates a peer may send in a burst; one more is allowed every `keyUpdateInterval`.
+    /// A peer that sends more (each costs us a key derivation) is cut off.
+    static let keyUpdateBurst = 8
+    static let keyUpdateInterval: Duration = .seconds(10)
 
     /// The most bytes that may wait for the handshake to complete.
     public let outboxLimit: Int
@@ -82,6 +90,13 @@ public final class TLSStream: ByteStream, @unchecked Sendable {
     private var isDeliveryScheduled = false
     /// Server: the client's hello named no `p2pm/2` (the handshake fails because of it).
     private var clientOfferedNoProtocol = false
+    /// The peer's certificate carries a key of a kind we do not accept (not P-256 or Ed25519).
+    private var peerKeyOfOtherKind = false
+    /// Key updates the peer may still send now, and when that was counted.
+    private var keyUpdateAllowance = Double(keyUpdateBurst)
+    private var keyUpdateCounted: ContinuousClock.Instant?
+    /// The peer sent key updates faster than allowed: the link fails at the next turn.
+    private var keyUpdateFlood = false
     /// How the wrapped stream ended, while plaintext inside `ssl` still waits for a reader.
     private var innerEnd: Connection.CloseReason?
     private var onBytes: ([UInt8]) -> Void = { _ in }
@@ -94,10 +109,10 @@ public final class TLSStream: ByteStream, @unchecked Sendable {
     ///   - scheduler: the executor `stream` runs on, and its clock.
     ///   - identity: the key and certificate this end presents.
     ///   - role: server, or client with its policy for the server's key.
-    ///   - outboxLimit: the most plaintext that may wait for the handshake (4 MiB, as `Connection`).
+    ///   - outboxLimit: the most plaintext that may wait for the handshake (`waitingLimit`).
     /// - Throws: `SecureTransportError` (`.openSSL`) when OpenSSL cannot make the connection.
     public init(over stream: any ByteStream, scheduler: any Scheduler, identity: Identity, role: Role,
-                outboxLimit: Int = 4 << 20) throws(SecureTransportError) {
+                outboxLimit: Int = TLSStream.waitingLimit) throws(SecureTransportError) {
         let isServer: Bool
         switch role {
         case .server:
@@ -306,6 +321,10 @@ public final class TLSStream: ByteStream, @unchecked Sendable {
                     ERR_clear_error()
                     let result = SSL_read_ex(ssl, buffer.baseAddress! + count, buffer.count - count, &read)
                     error = SSL_get_error(ssl, result)
+                    if keyUpdateFlood {
+                        failure = "the peer sent TLS key updates faster than \(Self.keyUpdateBurst) at once and one every \(Self.keyUpdateInterval.secondsText); cut off"
+                        break
+                    }
                     guard result == 1 else {
                         // Read the error queue now: the upper layer runs before the failure is handled.
                         if error != SSL_ERROR_WANT_READ && error != SSL_ERROR_ZERO_RETURN { failure = failureText(error) }
@@ -380,11 +399,28 @@ public final class TLSStream: ByteStream, @unchecked Sendable {
     /// Whether the peer's certificate (`X509 *`) is acceptable: any for the server; the
     /// policy's answer for the client.
     func acceptsPeerCertificate(_ certificate: OpaquePointer) -> Bool {
-        guard let key = OpenSSL.fingerprint(ofCertificate: certificate) else { return false }
+        guard let publicKey = X509_get0_pubkey(certificate), OpenSSL.isAcceptedKind(publicKey),
+              let key = OpenSSL.fingerprint(ofCertificate: certificate)
+        else {
+            peerKeyOfOtherKind = true
+            return false
+        }
         guard let acceptsServerKey else { return true }
         if acceptsServerKey(key) { return true }
         rejectedPeerKey = key
         return false
+    }
+
+    /// A key update came from the peer (called inside libssl, from `noteHandshakeMessage`).
+    func noteKeyUpdate() {
+        let now = scheduler.now
+        if let last = keyUpdateCounted {
+            let elapsed = Double((now - last) / Self.keyUpdateInterval)
+            keyUpdateAllowance = min(Double(Self.keyUpdateBurst), keyUpdateAllowance + elapsed)
+        }
+        keyUpdateCounted = now
+        keyUpdateAllowance -= 1
+        if keyUpdateAllowance < 0 { keyUpdateFlood = true }
     }
 
     func noteClientOfferedNoProtocol() {
@@ -409,6 +445,9 @@ public final class TLSStream: ByteStream, @unchecked Sendable {
     private func failureText(_ error: Int32) -> String {
         if let rejectedPeerKey {
             return "the server presented key \(rejectedPeerKey.full), which is not the one expected"
+        }
+        if peerKeyOfOtherKind {
+            return "the peer's key is of a kind protocol version 2 does not use (only ECDSA P-256 and Ed25519 keys are accepted)"
         }
         if clientOfferedNoProtocol {
             return "the client did not ask for protocol \(Self.applicationProtocol) (ALPN): it is not an svc client of protocol version 2"

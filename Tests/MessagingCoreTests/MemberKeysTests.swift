@@ -86,6 +86,25 @@ final class MemberKeysTests: XCTestCase {
         XCTAssertEqual(NameBindings().perHost, 64)
     }
 
+    func testAtTheBoundsTheNewestAwayBindingIsLetGoFirst() throws {
+        var bindings = NameBindings(capacity: 4, perHost: 3)
+        try bindings.bind("old", to: "K0", host: "h1")
+        bindings.left("old", key: "K0")
+        try bindings.bind("a", to: "K1", host: "h2")
+        try bindings.bind("b", to: "K2", host: "h2")
+        try bindings.bind("c", to: "K3", host: "h2")
+        bindings.left("b", key: "K2")
+        bindings.left("c", key: "K3")
+        bindings.left("c", key: "K9") // not its owner: changes nothing
+        XCTAssertEqual(try bindings.bind("d", to: "K4", host: "h2"), "c", "h2 is full: its newest away binding goes")
+        XCTAssertEqual(try bindings.bind("e", to: "K5", host: "h3"), "b", "the room is full: the newest away binding goes, not the oldest")
+        XCTAssertEqual(bindings.owner(of: "old"), "K0")
+        bindings.left("old", key: "K0")
+        try bindings.bind("old", to: "K0", host: "h1") // back: present again
+        XCTAssertThrowsError(try bindings.bind("f", to: "K6", host: "h3")) { XCTAssertEqual($0 as? NameBindings.Refusal, .roomFull, "all present") }
+        XCTAssertEqual(bindings.count, 4)
+    }
+
     func testARosterSkipsNamesItIsToldAreTaken() {
         var roster = Roster()
         let taken: Set<String> = [MemberName.comparisonKey("alice"), MemberName.comparisonKey("alice-2")]

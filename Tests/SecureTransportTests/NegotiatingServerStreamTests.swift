@@ -44,6 +44,19 @@ final class NegotiatingServerStreamTests: XCTestCase {
         XCTAssertEqual(clientEnd.closed, [.closedByPeer])
     }
 
+    func testFinishingBeforeTheClientsFirstByteClosesAtOnce() {
+        let pair = InMemoryStream.pair(scheduler: scheduler)
+        let server = negotiating(over: pair.1, allowsPlaintext: false)
+        let serverEnd = Endpoint(server)
+        let client = Endpoint(pair.0)
+        server.send(Array("ERROR server-full".utf8))
+        server.finish()
+        scheduler.run()
+        XCTAssertTrue(pair.1.isClosed, "the socket is not held: nothing could be sent before the client chose TLS or plaintext")
+        XCTAssertEqual(serverEnd.closed, [.closedLocally])
+        XCTAssertEqual(client.received, [], "nothing went out")
+    }
+
     func testPlaintextPassesThroughUnchangedWhenAllowed() {
         let pair = InMemoryStream.pair(scheduler: scheduler, deliveryChunk: 3)
         let server = negotiating(over: pair.1, allowsPlaintext: true)

@@ -43,6 +43,8 @@ final class RawTLSClient {
         var offersALPN = true
         /// Presents this identity's certificate; none when nil.
         var identity: Identity?
+        /// Presents a self-signed certificate of a fresh 2048-bit RSA key instead.
+        var presentsRSAKey = false
     }
 
     let stream: InMemoryStream
@@ -70,6 +72,24 @@ final class RawTLSClient {
             SSL_CTX_use_certificate(context, identity.certificate)
             SSL_CTX_use_PrivateKey(context, identity.key)
         }
+        if options.presentsRSAKey {
+            let keyContext = EVP_PKEY_CTX_new_from_name(nil, "RSA", nil)!
+            var key: OpaquePointer?
+            _ = EVP_PKEY_keygen_init(keyContext)
+            _ = EVP_PKEY_generate(keyContext, &key)
+            EVP_PKEY_CTX_free(keyContext)
+            let certificate = X509_new()!
+            _ = X509_set_version(certificate, 2)
+            _ = ASN1_INTEGER_set(X509_get_serialNumber(certificate), 1)
+            _ = X509_gmtime_adj(X509_getm_notBefore(certificate), 0)
+            _ = X509_gmtime_adj(X509_getm_notAfter(certificate), 86400)
+            _ = X509_set_pubkey(certificate, key)
+            _ = X509_sign(certificate, key, EVP_sha256())
+            SSL_CTX_use_certificate(context, certificate)
+            SSL_CTX_use_PrivateKey(context, key)
+            X509_free(certificate)
+            EVP_PKEY_free(key)
+        }
         ssl = SSL_new(context)!
         networkIn = BIO_new(BIO_s_mem())!
         networkOut = BIO_new(BIO_s_mem())!
@@ -85,6 +105,16 @@ final class RawTLSClient {
     deinit {
         SSL_free(ssl)
         SSL_CTX_free(context)
+    }
+
+    /// Sends `count` TLS 1.3 key updates (after the handshake).
+    func sendKeyUpdates(_ count: Int) {
+        for _ in 0..<count {
+            _ = SSL_key_update(ssl, SSL_KEY_UPDATE_NOT_REQUESTED)
+            _ = SSL_do_handshake(ssl)
+        }
+        ERR_clear_error()
+        flush()
     }
 
     private func advance() {
@@ -105,6 +135,10 @@ final class RawTLSClient {
             failure = ERR_reason_error_string(ERR_peek_last_error()).map { String(cString: $0) } ?? "error \(error)"
         }
         ERR_clear_error()
+        flush()
+    }
+
+    private func flush() {
         let pending = Int(cssl_bio_pending(networkOut))
         if pending > 0 {
             var bytes = [UInt8](repeating: 0, count: pending)

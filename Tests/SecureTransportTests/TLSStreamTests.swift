@@ -196,6 +196,37 @@ final class TLSStreamTests: XCTestCase {
         XCTAssertNotNil(client.failure, "the client hears why (certificate required)")
     }
 
+    func testAPeerSendingKeyUpdatesFasterThanAllowedIsCutOff() throws {
+        let pair = InMemoryStream.pair(scheduler: scheduler)
+        let server = try TLSStream(over: pair.1, scheduler: scheduler, identity: serverIdentity, role: .server)
+        let serverEnd = Endpoint(server)
+        let client = RawTLSClient(over: pair.0, options: .init(identity: Self.clientIdentity))
+        scheduler.run()
+        XCTAssertNotNil(server.secureSession)
+        client.sendKeyUpdates(TLSStream.keyUpdateBurst)
+        scheduler.run()
+        XCTAssertEqual(serverEnd.closed, [], "a burst within the allowance is fine")
+        scheduler.advance(by: TLSStream.keyUpdateInterval * 2)
+        client.sendKeyUpdates(2)
+        scheduler.run()
+        XCTAssertEqual(serverEnd.closed, [], "the allowance comes back with time")
+        client.sendKeyUpdates(50)
+        scheduler.run()
+        assertFailed(serverEnd, saying: "key updates faster than")
+    }
+
+    func testAClientWithAnRSAKeyIsRefused() throws {
+        let pair = InMemoryStream.pair(scheduler: scheduler)
+        let server = try TLSStream(over: pair.1, scheduler: scheduler, identity: serverIdentity, role: .server)
+        let serverEnd = Endpoint(server)
+        let client = RawTLSClient(over: pair.0, options: .init(presentsRSAKey: true))
+        scheduler.run()
+        XCTAssertNil(server.secureSession, "an RSA key (which can cost a server many ECDSA checks) does not get in")
+        XCTAssertTrue(serverEnd.received.isEmpty)
+        XCTAssertEqual(serverEnd.closed.count, 1, "closes: \(serverEnd.closed)")
+        XCTAssertNotNil(client.failure, "the client hears it was refused")
+    }
+
     func testAClientWithoutALPNIsRefusedAtItsHello() throws {
         let pair = InMemoryStream.pair(scheduler: scheduler)
         let server = try TLSStream(over: pair.1, scheduler: scheduler, identity: serverIdentity, role: .server)
