@@ -90,6 +90,8 @@ public final class TLSStream: ByteStream, @unchecked Sendable {
     private var isDeliveryScheduled = false
     /// Server: the client's hello named no `p2pm/2` (the handshake fails because of it).
     private var clientOfferedNoProtocol = false
+    /// The peer's key as the verify callback saw and accepted it (computed once a handshake).
+    private var verifiedPeerKey: PublicKeyFingerprint?
     /// The peer's certificate carries a key of a kind we do not accept (not P-256 or Ed25519).
     private var peerKeyOfOtherKind = false
     /// Key updates the peer may still send now, and when that was counted.
@@ -123,7 +125,7 @@ public final class TLSStream: ByteStream, @unchecked Sendable {
             acceptsServerKey = policy
         }
         ERR_clear_error()
-        guard let ssl = SSL_new(isServer ? identity.serverContext : identity.clientContext) else { throw OpenSSL.failure("SSL_new") }
+        guard let ssl = SSL_new(try identity.context(for: isServer ? .server : .client)) else { throw OpenSSL.failure("SSL_new") }
         guard let networkIn = BIO_new(BIO_s_mem()), let networkOut = BIO_new(BIO_s_mem()) else {
             SSL_free(ssl)
             throw OpenSSL.failure("BIO_new")
@@ -283,7 +285,7 @@ public final class TLSStream: ByteStream, @unchecked Sendable {
                           : "the server did not choose protocol \(Self.applicationProtocol) (ALPN): it is not an svc room of protocol version 2")
             return false
         }
-        guard let certificate = SSL_get0_peer_certificate(ssl), let peerKey = OpenSSL.fingerprint(ofCertificate: certificate) else {
+        guard let peerKey = verifiedPeerKey else {
             fail("the peer presented no key")
             return false
         }
@@ -405,10 +407,12 @@ public final class TLSStream: ByteStream, @unchecked Sendable {
             peerKeyOfOtherKind = true
             return false
         }
-        guard let acceptsServerKey else { return true }
-        if acceptsServerKey(key) { return true }
-        rejectedPeerKey = key
-        return false
+        guard acceptsServerKey?(key) ?? true else {
+            rejectedPeerKey = key
+            return false
+        }
+        verifiedPeerKey = key
+        return true
     }
 
     /// A key update came from the peer (called inside libssl, from `noteHandshakeMessage`).
