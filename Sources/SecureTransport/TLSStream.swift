@@ -44,12 +44,14 @@ public final class TLSStream: ByteStream, @unchecked Sendable {
     public static let waitingLimit = (4 << 20) - (64 << 10)
     /// The most plaintext one `onBytes` call gets.
     static let deliveryChunk = 65_536
-    /// The most plaintext in one TLS record. Records go in and out of the memory BIOs one or
-    /// two at a time, as their buffers never shrink: fed a 256 KiB read whole, each idle
-    /// connection would keep 256 KiB.
+    /// The most plaintext in one TLS record.
     static let recordSize = 16_384
-    /// Ciphertext handed to OpenSSL at once: a whole record with its header and expansion.
-    static let ciphertextSlice = recordSize + 512
+    /// Records that go in and out of the memory BIOs at once: a few, as their buffers never
+    /// shrink (fed a 256 KiB read whole, each connection would keep 256 KiB), but not one at a
+    /// time (a write to the socket and a delivery upwards for every 16 KiB slowed transfers).
+    static let recordsAtOnce = 4
+    /// Ciphertext handed to OpenSSL at once: whole records with their headers and expansion.
+    static let ciphertextSlice = recordsAtOnce * (recordSize + 512)
     /// Key updates a peer may send in a burst; one more is allowed every `keyUpdateInterval`.
     /// A peer that sends more (each costs us a key derivation) is cut off.
     static let keyUpdateBurst = 8
@@ -358,6 +360,7 @@ public final class TLSStream: ByteStream, @unchecked Sendable {
     /// Encrypts and hands the records to the wrapped stream.
     private func encrypt(_ bytes: UnsafeRawBufferPointer) -> Bool {
         var offset = 0
+        var records = 0
         while offset < bytes.count {
             var written = 0
             ERR_clear_error()
@@ -368,8 +371,11 @@ public final class TLSStream: ByteStream, @unchecked Sendable {
                 return false
             }
             offset += written
-            // A record at a time, so the BIO stays one record large.
-            guard flushCiphertext() else { return false }
+            records += 1
+            // A few records at a time, so the BIO stays small.
+            if records % Self.recordsAtOnce == 0 || offset == bytes.count {
+                guard flushCiphertext() else { return false }
+            }
         }
         return true
     }
