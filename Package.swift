@@ -91,7 +91,8 @@ let package = Package(
         // The load generator that Scripts/bench and Scripts/stress drive (not a product).
         .executableTarget(
             name: "svc-bench",
-            dependencies: ["DNSSD", "DiscoveryCore", "TransportPOSIX", "TransportCore", "Messaging", "MessagingCore", "CommandLineSupport"],
+            dependencies: ["DNSSD", "DiscoveryCore", "TransportPOSIX", "TransportCore", "Messaging", "MessagingCore", "CommandLineSupport",
+                           "SecureTransport"],
             path: "Benchmarks/svc-bench"
         ),
 

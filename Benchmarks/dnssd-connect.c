@@ -1,7 +1,9 @@
 /*
  * Anchor for benchmark row 2: what a C developer writes with dns_sd.h to reach a service by
  * name: Browse for the type until the instance appears, Resolve it, QueryRecord its A record,
- * connect, and wait for the server's first bytes. Exits 0 once they arrived.
+ * connect, send the first byte of a frame (since protocol version 2 a server says nothing before
+ * the client's first byte, which picks TLS or, with --allow-plaintext, version 1), and wait for
+ * the server's first bytes. Exits 0 once they arrived.
  *
  * usage: dnssd-connect NAME [TYPE]
  */
@@ -31,7 +33,8 @@ static void query_reply(DNSServiceRef ref, DNSServiceFlags flags, uint32_t ifi, 
     memcpy(&address.sin_addr, rdata, 4);
     int fd = socket(AF_INET, SOCK_STREAM, 0);
     if (fd < 0 || connect(fd, (struct sockaddr *)&address, sizeof address) != 0) { perror("connect"); exit(1); }
-    char byte;
+    char byte = 0; /* a version 1 frame's length starts with 0 */
+    if (write(fd, &byte, 1) != 1) { perror("write"); exit(1); }
     if (read(fd, &byte, 1) != 1) { fprintf(stderr, "no greeting\n"); exit(1); }
     close(fd);
     done = 1;

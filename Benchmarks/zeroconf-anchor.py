@@ -4,7 +4,7 @@
 usage: zeroconf-anchor.py publish NAME ADDRESS PORT       register one service until SIGTERM
        zeroconf-anchor.py register-many COUNT PREFIX ADDRESS   register COUNT at once until SIGTERM
        zeroconf-anchor.py browse                          print '+ NAME' / '- NAME' as services come and go
-       zeroconf-anchor.py connect NAME                    resolve NAME, connect, wait for the first bytes
+       zeroconf-anchor.py connect NAME                    resolve NAME, connect, send a byte, wait for the first bytes
 
 Every line on stdout is flushed at once; JSON lines match svc-bench's ("phase": ...).
 """
@@ -68,6 +68,7 @@ def connect(name):
         return 68
     address = found.parsed_addresses()[0]
     with socket.create_connection((address, found.port), timeout=3) as stream:
+        stream.sendall(b"\0")  # the first byte of a version 1 frame: the server answers only then
         stream.recv(1)
     zeroconf.close()
     return 0

@@ -18,6 +18,14 @@ struct BenchOptions: Sendable {
     var heartbeat: Duration = .seconds(15)
     var timeout: Duration = .seconds(60)
     var prefix = "bench"
+    /// `--tls`: connect through TLS 1.3 (flood, ping, room).
+    var tls = false
+    /// `--fingerprint`: the only server key `--tls` accepts; nil accepts any.
+    var fingerprint: String?
+    /// `--identity`: the key file `--tls` presents (created if missing); nil: a key in memory.
+    var identity: String?
+    /// `--at-once`: room members connect all together rather than one after another.
+    var atOnce = false
 
     static let spec = CommandSpec(
         name: "svc-bench",
@@ -35,6 +43,10 @@ struct BenchOptions: Sendable {
             .init("heartbeat", value: "seconds", help: "Members ping after this much silence (room; default: 15)."),
             .init("timeout", value: "seconds", help: "Give up on a phase after this long (default: 60)."),
             .init("prefix", value: "name", help: "Instance name prefix (register) or member name prefix (room)."),
+            .init("tls", help: "Connect through TLS 1.3 with a key made in memory (flood, ping, room); without --fingerprint any server key is accepted."),
+            .init("fingerprint", value: "key", help: "With --tls: accept only this server key (full form, or at least its first 12 characters)."),
+            .init("identity", value: "path", help: "With --tls: present this key file (made if missing, 0600) instead of a key made in memory."),
+            .init("at-once", help: "Members connect all at the same time, as after an outage, each again when the room answers server-full (room; default: one after another)."),
         ],
         discussion: """
             MODES (each prints one JSON object per phase on stdout):
@@ -48,6 +60,14 @@ struct BenchOptions: Sendable {
                         delivery latency; then stays idle for --idle seconds.
               register  Register --count instances '<prefix>-N' of _p2pipp._tcp at once with the
                         library; prints when all are confirmed, withdraws them on SIGTERM or EOF.
+
+            TLS:
+              --tls wraps each connection in protocol version 2's TLS 1.3 stage, presenting one key
+              for this run: made in memory, or --identity's file (a room binds member names to
+              keys, so members that should get their names back present the same file). svc-bench is a load generator, not a member to trust:
+              it reads and writes no known_peers, and without --fingerprint it accepts whatever key
+              the server presents. Without --tls it speaks plaintext protocol v1, which a room
+              lets in only with 'svc-publish --allow-plaintext'.
 
             EXIT STATUS:
               0 done and every check held, 1 a check failed (lost, duplicated or reordered
@@ -71,6 +91,19 @@ struct BenchOptions: Sendable {
         if let text = parsed.value("heartbeat") { heartbeat = try parseSeconds(text, option: "heartbeat") }
         if let text = parsed.value("timeout") { timeout = try parseSeconds(text, option: "timeout") }
         if let text = parsed.value("prefix") { prefix = text }
+        tls = parsed.flag("tls")
+        if tls, ![.flood, .ping, .room].contains(mode) { throw UsageError("--tls applies to flood, ping and room, not \(mode.rawValue)") }
+        if let text = parsed.value("fingerprint") {
+            guard tls else { throw UsageError("--fingerprint needs --tls") }
+            guard PublicKeyFingerprint.isWellFormedPrefix(text) else {
+                throw UsageError("--fingerprint takes a key like SHA256:abcdEFGH1234... (the full form or at least its first 12 characters), not '\(text)'")
+            }
+            fingerprint = text
+        }
+        identity = parsed.value("identity")
+        if identity != nil, !tls { throw UsageError("--identity needs --tls") }
+        atOnce = parsed.flag("at-once")
+        if atOnce, mode != .room { throw UsageError("--at-once applies to room only") }
     }
 
     private static func positive(_ text: String?, option: String, default value: Int, allowZero: Bool = false) throws(UsageError) -> Int {

@@ -8,15 +8,15 @@ import TransportPOSIX
 /// through it (Benchmarks/frame-writer.c and frame-sink.c are the C counterparts).
 enum Flood {
     /// Sends HELLO, then `count` TEXT frames whose payload is `size` bytes, as fast as the
-    /// connection drains; returns when the sink has closed.
-    static func send(_ options: BenchOptions) async throws -> ExitCode {
+    /// connection drains (through TLS with `security`); returns when the sink has closed.
+    static func send(_ options: BenchOptions, security: ClientSecurity?) async throws -> ExitCode {
         let queue = DispatchQueue(label: "bench.flood")
         // TEXT payload: from (u16 length, empty), to (u16 length, empty), then the text.
         let text = String(repeating: "x", count: options.size - 4)
         let started = monotonicNanoseconds()
         let ended = AsyncStream<PeerLink.EndReason>.makeStream()
         let link = try await join(options.target!, as: options.prefix, queue: queue, heartbeat: .seconds(3600), timeout: options.timeout,
-                                  onMessage: { _ in }, onEnd: { ended.continuation.yield($0) })
+                                  security: security, onMessage: { _ in }, onEnd: { ended.continuation.yield($0) })
         queue.async {
             var sent = 0
             func fill() {

@@ -5,14 +5,17 @@ import MessagingCore
 
 /// Request/response round trips through a room served with `svc-publish --echo`.
 enum PingPong {
-    static func run(_ options: BenchOptions) async throws -> ExitCode {
+    /// Through TLS with `security`.
+    static func run(_ options: BenchOptions, security: ClientSecurity?) async throws -> ExitCode {
         let queue = DispatchQueue(label: "bench.ping")
         let state = PingState(payload: String(repeating: "p", count: options.size - 4), count: options.count)
         let warmup = min(1000, options.count / 10)
         let link = try await join(options.target!, as: options.prefix, queue: queue, heartbeat: .seconds(3600), timeout: options.timeout,
-                                  onMessage: { message in state.received(message) })
+                                  security: security, onMessage: { message in state.received(message) },
+                                  onEnd: { reason in state.failure = state.failure ?? "the connection ended: \(reason)" })
         state.link = link
-        try await waitUntil("the room's WELCOME", timeout: options.timeout) { queue.sync { state.welcomed } }
+        try await waitUntil("the room's WELCOME", timeout: options.timeout) { queue.sync { state.welcomed || state.failure != nil } }
+        if let failure = queue.sync(execute: { state.failure }) { throw ToolFailure(.failure, failure) }
         queue.sync { state.sendNext() }
         try await waitUntil("\(options.count + warmup) echoes", timeout: options.timeout) {
             queue.sync { state.roundTrips.count >= options.count + warmup || state.failure != nil }

@@ -7,25 +7,37 @@ import TransportPOSIX
 /// Many members in one room: delivery (exactly once, in each sender's order), throughput,
 /// latency, then an idle period with heartbeats after which every member must still be served.
 enum RoomLoad {
-    static func run(_ options: BenchOptions) async throws -> ExitCode {
+    /// Members connect through TLS with `security`.
+    static func run(_ options: BenchOptions, security: ClientSecurity?) async throws -> ExitCode {
         let fileLimit = ResourceLimits.raiseOpenFileLimit()
         guard fileLimit >= UInt64(options.clients) + 32 else {
             throw ToolFailure(.usage, "only \(fileLimit) open files are allowed, too few for \(options.clients) clients; raise 'ulimit -n'")
         }
         let queues = (0..<2).map { DispatchQueue(label: "bench.room.\($0)") }
-        var members: [Member] = []
+        let members = (0..<options.clients).map { Member(index: $0, clients: options.clients, queue: queues[$0 % queues.count]) }
         let joinStart = monotonicNanoseconds()
-        for index in 0..<options.clients {
-            let member = Member(index: index, clients: options.clients, queue: queues[index % queues.count])
-            member.link = try await join(options.target!, as: "\(options.prefix)\(index)", queue: member.queue, heartbeat: options.heartbeat,
-                                         timeout: options.timeout, onMessage: { member.received($0) }, onEnd: { member.ended = $0 })
-            members.append(member)
+        if options.atOnce {
+            let deadline = ContinuousClock.now + options.timeout
+            try await withThrowingTaskGroup(of: Void.self) { group in
+                for member in members {
+                    group.addTask { try await connectRetrying(member, options, security: security, until: deadline) }
+                }
+                try await group.waitForAll()
+            }
+        } else {
+            for member in members { try await connect(member, options, security: security) }
         }
         try await waitUntil("every member's WELCOME", timeout: options.timeout) { members.allSatisfy { m in m.queue.sync { m.welcomed || m.ended != nil } } }
         let refused = members.filter { m in m.queue.sync { !m.welcomed } }.count
-        report("joined", [("clients", .integer(options.clients)), ("refused", .integer(refused)),
+        let retried = members.reduce(0) { sum, m in sum + m.queue.sync { m.retryReasons.count } }
+        let reasons = Dictionary(members.flatMap { m in m.queue.sync { m.retryReasons } }.map { ($0, 1) }, uniquingKeysWith: +)
+        report("joined", [("clients", .integer(options.clients)), ("refused", .integer(refused)), ("retried", .integer(retried)),
+                          ("retried_because", .object(reasons.sorted { $0.value > $1.value }.map { ($0.key, .integer($0.value)) })),
                           ("milliseconds", .integer(Int((monotonicNanoseconds() - joinStart) / 1_000_000)))])
-        guard refused == 0 else { throw ToolFailure(.failure, "\(refused) of \(options.clients) members were not welcomed") }
+        guard refused == 0 else {
+            let why = Set(members.compactMap { m in m.queue.sync { m.welcomed ? nil : m.ended?.description } }).sorted()
+            throw ToolFailure(.failure, "\(refused) of \(options.clients) members were not welcomed: \(why.joined(separator: "; "))")
+        }
 
         var failed = false
         if options.messages > 0 {
@@ -38,6 +50,51 @@ enum RoomLoad {
         }
         for member in members { member.queue.sync { member.link?.goodbye("done") } }
         return failed ? .failure : .success
+    }
+
+    private static func connect(_ member: Member, _ options: BenchOptions, security: ClientSecurity?) async throws {
+        let link = try await join(options.target!, as: "\(options.prefix)\(member.index)", queue: member.queue, heartbeat: options.heartbeat,
+                                  timeout: options.timeout, security: security, onMessage: { member.received($0) }, onEnd: { member.ended = $0 })
+        member.queue.sync { member.link = link }
+    }
+
+    /// Connects `member` and waits for its WELCOME. A connection that ends before it (a busy
+    /// room answers `server-full` when too many connections from one host wait for their
+    /// handshake, and closes the oldest waiting ones when too many wait in all) is made again
+    /// after a growing pause, 20 ms to 1 s with jitter, as svc-connect would, until `deadline`;
+    /// not after the server's key was refused.
+    private static func connectRetrying(_ member: Member, _ options: BenchOptions, security: ClientSecurity?,
+                                        until deadline: ContinuousClock.Instant) async throws {
+        var pause = Duration.milliseconds(20)
+        while true {
+            let outcome = AsyncStream<Bool>.makeStream()
+            let link = try await join(options.target!, as: "\(options.prefix)\(member.index)", queue: member.queue, heartbeat: options.heartbeat,
+                                      timeout: options.timeout, security: security, onMessage: { message in
+                                          if case .welcome = message { outcome.continuation.yield(true) }
+                                          member.received(message)
+                                      }, onEnd: { reason in
+                                          member.ended = reason
+                                          outcome.continuation.yield(false)
+                                      })
+            member.queue.sync { member.link = link }
+            var welcomed = false
+            for await value in outcome.stream { welcomed = value; break }
+            let keyRefused = member.queue.sync { link.connection.rejectedPeerKey != nil }
+            guard !welcomed, !keyRefused, ContinuousClock.now + pause < deadline else { return }
+            member.queue.sync {
+                member.retryReasons.append(member.ended.map(Self.reasonClass) ?? "?")
+                member.ended = nil
+            }
+            try await Task.sleep(for: pause * Double.random(in: 0.5...1.5))
+            pause = min(pause * 2, .seconds(1))
+        }
+    }
+
+    /// Why a connection ended, without what varies from one connection to the next (numbers).
+    private static func reasonClass(_ reason: PeerLink.EndReason) -> String {
+        if case .peerError(let code, _) = reason { return ProtocolError.Code(rawValue: code)?.name ?? "error \(code)" }
+        let kept = reason.description.prefix { $0 != "(" && !$0.isNumber }.prefix(80)
+        return String(kept.reversed().drop { $0 == " " || $0 == ":" }.reversed())
     }
 
     /// Every member sends `messages` texts; returns whether a check failed.
@@ -90,6 +147,8 @@ private final class Member: @unchecked Sendable {
     var receivedCount = 0
     var outOfOrder = 0
     var listsReceived = 0
+    /// Why each of this member's connections before the last ended (`--at-once`).
+    var retryReasons: [String] = []
     var lastArrival: UInt64 = 0
     var latencies: [UInt64] = []
     /// The next sequence number expected from each sender.
@@ -109,7 +168,7 @@ private final class Member: @unchecked Sendable {
     func received(_ message: Message) {
         switch message {
         case .welcome: welcomed = true
-        case .presence(.list, _): listsReceived += 1
+        case .presence(.list, _), .presenceWithKeys(.list, _): listsReceived += 1 // with member keys since capability 64
         case .text(_, _, let text):
             let now = monotonicNanoseconds()
             let fields = text.split(separator: " ")

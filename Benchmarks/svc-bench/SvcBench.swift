@@ -9,11 +9,12 @@ import TransportPOSIX
 struct SvcBench {
     static func main() async {
         await ToolMain.run(BenchOptions.spec, validate: BenchOptions.init) { options in
+            let security = options.tls ? try ClientSecurity(expectedServerKey: options.fingerprint, identityPath: options.identity) : nil
             switch options.mode {
-            case .flood: return try await Flood.send(options)
+            case .flood: return try await Flood.send(options, security: security)
             case .sink: return try await Flood.receive(options)
-            case .ping: return try await PingPong.run(options)
-            case .room: return try await RoomLoad.run(options)
+            case .ping: return try await PingPong.run(options, security: security)
+            case .room: return try await RoomLoad.run(options, security: security)
             case .register: return try await ManyRegistrations.run(options)
             }
         }
@@ -34,12 +35,16 @@ func percentile(_ sorted: [UInt64], _ fraction: Double) -> UInt64 {
     return sorted[min(sorted.count - 1, Int(Double(sorted.count) * fraction))]
 }
 
-/// Connects to `endpoint` and starts a link on `queue`, saying HELLO as `name`.
+/// Connects to `endpoint` and starts a link on `queue`, saying HELLO as `name`; through TLS
+/// when `security` is given (the HELLO then waits for the handshake).
 /// - Returns: the link; its messages go to `onMessage`, its end to `onEnd`, both on `queue`.
 func join(_ endpoint: SocketEndpoint, as name: String, queue: DispatchQueue, heartbeat: Duration, timeout: Duration,
-          onMessage: @escaping (Message) -> Void, onEnd: @escaping (PeerLink.EndReason) -> Void = { _ in }) async throws -> PeerLink {
+          security: ClientSecurity?, onMessage: @escaping (Message) -> Void,
+          onEnd: @escaping (PeerLink.EndReason) -> Void = { _ in }) async throws -> PeerLink {
     let (socket, peer) = try await TCPConnector.connect(to: [endpoint], timeout: timeout)
-    let link = PeerLink(Connection(socket: socket, peer: peer, queue: queue), handshakeTimeout: nil, heartbeatInterval: heartbeat)
+    let connection = Connection(socket: socket, peer: peer, queue: queue)
+    let stream: any ByteStream = try security?.wrap(connection, queue: queue) ?? connection
+    let link = PeerLink(stream, scheduler: DispatchScheduler(queue: queue), handshakeTimeout: nil, heartbeatInterval: heartbeat)
     queue.sync {
         link.start(onMessage: onMessage, onEnd: onEnd)
         link.send(.hello(.init(name: name)))

@@ -1,14 +1,17 @@
 import CSSL
+import Synchronization
 import TransportCore
 
 /// Who this program is on a secure link: an ECDSA P-256 private key, and the self-signed
 /// certificate built from it at load (only its public key matters; peers know us by
 /// `fingerprint`).
 ///
-/// Load it once at start and share it: it also holds the TLS settings (one for each role) that
-/// every `TLSStream` of this program uses.
+/// Load it once at start and share it: it also holds the TLS settings (one for each role, made
+/// when first needed: a client never pays for the server's) that every `TLSStream` of this
+/// program uses.
 ///
-/// - Important: immutable once made, so it may be shared between threads.
+/// - Important: immutable once made but for the contexts, which are made under a lock; it may
+///   be shared between threads.
 public final class Identity: @unchecked Sendable {
     /// The SHA-256 of the public key (DER SubjectPublicKeyInfo): what peers see and pin.
     public let fingerprint: PublicKeyFingerprint
@@ -22,9 +25,20 @@ public final class Identity: @unchecked Sendable {
     let key: OpaquePointer
     /// `X509 *`: self-signed, from `key`.
     let certificate: OpaquePointer
-    /// `SSL_CTX *` for each role, built from the key and certificate (see TLSContext.swift).
-    let serverContext: OpaquePointer
-    let clientContext: OpaquePointer
+    /// `SSL_CTX *` for each role, built from the key and certificate when first asked for (see
+    /// TLSContext.swift).
+    private let contexts = Mutex(Contexts())
+
+    /// The two contexts; OpenSSL's `SSL_CTX` is safe to share once set up.
+    private struct Contexts: @unchecked Sendable {
+        var server: OpaquePointer?
+        var client: OpaquePointer?
+    }
+
+    /// A context handed out of the lock.
+    private struct Context: @unchecked Sendable {
+        let pointer: OpaquePointer
+    }
 
     /// Takes ownership of `key` (an `EVP_PKEY *`), also when it throws.
     init(key: OpaquePointer, path: String?, wasCreated: Bool) throws(SecureTransportError) {
@@ -39,37 +53,31 @@ public final class Identity: @unchecked Sendable {
             EVP_PKEY_free(key)
             throw error
         }
-        let server: OpaquePointer
-        let client: OpaquePointer
-        do throws(SecureTransportError) {
-            server = try TLSContext.make(role: .server, key: key, certificate: certificate)
-        } catch {
-            X509_free(certificate)
-            EVP_PKEY_free(key)
-            throw error
-        }
-        do throws(SecureTransportError) {
-            client = try TLSContext.make(role: .client, key: key, certificate: certificate)
-        } catch {
-            SSL_CTX_free(server)
-            X509_free(certificate)
-            EVP_PKEY_free(key)
-            throw error
-        }
         self.fingerprint = fingerprint
         self.path = path
         self.wasCreated = wasCreated
         self.key = key
         self.certificate = certificate
-        self.serverContext = server
-        self.clientContext = client
     }
 
     deinit {
-        SSL_CTX_free(serverContext)
-        SSL_CTX_free(clientContext)
+        contexts.withLock { contexts in
+            if let server = contexts.server { SSL_CTX_free(server) }
+            if let client = contexts.client { SSL_CTX_free(client) }
+        }
         X509_free(certificate)
         EVP_PKEY_free(key)
+    }
+
+    /// The `SSL_CTX *` for `role`, made on first use.
+    /// - Throws: `SecureTransportError` (`.openSSL`) when OpenSSL cannot make it.
+    func context(for role: TLSContext.Role) throws(SecureTransportError) -> OpaquePointer {
+        try contexts.withLock { (contexts) throws(SecureTransportError) -> Context in
+            if let made = role == .server ? contexts.server : contexts.client { return Context(pointer: made) }
+            let made = try TLSContext.make(role: role, key: key, certificate: certificate)
+            if role == .server { contexts.server = made } else { contexts.client = made }
+            return Context(pointer: made)
+        }.pointer
     }
 
     /// A new key held only in memory: for probes and benchmarks, which need no lasting name.

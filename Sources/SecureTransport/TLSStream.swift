@@ -44,12 +44,14 @@ public final class TLSStream: ByteStream, @unchecked Sendable {
     public static let waitingLimit = (4 << 20) - (64 << 10)
     /// The most plaintext one `onBytes` call gets.
     static let deliveryChunk = 65_536
-    /// The most plaintext in one TLS record. Records go in and out of the memory BIOs one or
-    /// two at a time, as their buffers never shrink: fed a 256 KiB read whole, each idle
-    /// connection would keep 256 KiB.
+    /// The most plaintext in one TLS record.
     static let recordSize = 16_384
-    /// Ciphertext handed to OpenSSL at once: a whole record with its header and expansion.
-    static let ciphertextSlice = recordSize + 512
+    /// Records that go in and out of the memory BIOs at once: a few, as their buffers never
+    /// shrink (fed a 256 KiB read whole, each connection would keep 256 KiB), but not one at a
+    /// time (a write to the socket and a delivery upwards for every 16 KiB slowed transfers).
+    static let recordsAtOnce = 4
+    /// Ciphertext handed to OpenSSL at once: whole records with their headers and expansion.
+    static let ciphertextSlice = recordsAtOnce * (recordSize + 512)
     /// Key updates a peer may send in a burst; one more is allowed every `keyUpdateInterval`.
     /// A peer that sends more (each costs us a key derivation) is cut off.
     static let keyUpdateBurst = 8
@@ -90,6 +92,8 @@ public final class TLSStream: ByteStream, @unchecked Sendable {
     private var isDeliveryScheduled = false
     /// Server: the client's hello named no `p2pm/2` (the handshake fails because of it).
     private var clientOfferedNoProtocol = false
+    /// The peer's key as the verify callback saw and accepted it (computed once a handshake).
+    private var verifiedPeerKey: PublicKeyFingerprint?
     /// The peer's certificate carries a key of a kind we do not accept (not P-256 or Ed25519).
     private var peerKeyOfOtherKind = false
     /// Key updates the peer may still send now, and when that was counted.
@@ -123,7 +127,7 @@ public final class TLSStream: ByteStream, @unchecked Sendable {
             acceptsServerKey = policy
         }
         ERR_clear_error()
-        guard let ssl = SSL_new(isServer ? identity.serverContext : identity.clientContext) else { throw OpenSSL.failure("SSL_new") }
+        guard let ssl = SSL_new(try identity.context(for: isServer ? .server : .client)) else { throw OpenSSL.failure("SSL_new") }
         guard let networkIn = BIO_new(BIO_s_mem()), let networkOut = BIO_new(BIO_s_mem()) else {
             SSL_free(ssl)
             throw OpenSSL.failure("BIO_new")
@@ -283,7 +287,7 @@ public final class TLSStream: ByteStream, @unchecked Sendable {
                           : "the server did not choose protocol \(Self.applicationProtocol) (ALPN): it is not an svc room of protocol version 2")
             return false
         }
-        guard let certificate = SSL_get0_peer_certificate(ssl), let peerKey = OpenSSL.fingerprint(ofCertificate: certificate) else {
+        guard let peerKey = verifiedPeerKey else {
             fail("the peer presented no key")
             return false
         }
@@ -356,6 +360,7 @@ public final class TLSStream: ByteStream, @unchecked Sendable {
     /// Encrypts and hands the records to the wrapped stream.
     private func encrypt(_ bytes: UnsafeRawBufferPointer) -> Bool {
         var offset = 0
+        var records = 0
         while offset < bytes.count {
             var written = 0
             ERR_clear_error()
@@ -366,8 +371,11 @@ public final class TLSStream: ByteStream, @unchecked Sendable {
                 return false
             }
             offset += written
-            // A record at a time, so the BIO stays one record large.
-            guard flushCiphertext() else { return false }
+            records += 1
+            // A few records at a time, so the BIO stays small.
+            if records % Self.recordsAtOnce == 0 || offset == bytes.count {
+                guard flushCiphertext() else { return false }
+            }
         }
         return true
     }
@@ -405,10 +413,12 @@ public final class TLSStream: ByteStream, @unchecked Sendable {
             peerKeyOfOtherKind = true
             return false
         }
-        guard let acceptsServerKey else { return true }
-        if acceptsServerKey(key) { return true }
-        rejectedPeerKey = key
-        return false
+        guard acceptsServerKey?(key) ?? true else {
+            rejectedPeerKey = key
+            return false
+        }
+        verifiedPeerKey = key
+        return true
     }
 
     /// A key update came from the peer (called inside libssl, from `noteHandshakeMessage`).

@@ -1,0 +1,41 @@
+import CommandLineSupport
+import Dispatch
+import SecureTransport
+import TransportCore
+import TransportPOSIX
+
+/// svc-bench's `--tls`: its connections go through TLS 1.3 as a client, with one key for this
+/// process (every member of `room` presents it): made in memory, or `--identity`'s file, so
+/// that members of another run come back with the key their names are bound to.
+///
+/// A load generator, not a member anyone trusts: it accepts the server key given with
+/// `--fingerprint`, or any key when none is given (it pins nothing and reads no known_peers).
+struct ClientSecurity: Sendable {
+    let identity: Identity
+    /// `--fingerprint`: the full form or a prefix of at least 12 characters; nil accepts any key.
+    let expectedServerKey: String?
+
+    /// Makes the ephemeral key, or loads (or creates) the one at `identityPath`.
+    /// - Throws: `ToolFailure`: 78 when the key file cannot be used, 70 when OpenSSL cannot
+    ///   make a key.
+    init(expectedServerKey: String?, identityPath: String?) throws {
+        do throws(SecureTransportError) {
+            if let identityPath { identity = try Identity.loadOrCreate(at: identityPath) } else { identity = try Identity.ephemeral() }
+        } catch {
+            throw ToolFailure(identityPath == nil ? .software : .configuration, "cannot make or load a key for --tls: \(error.message)")
+        }
+        self.expectedServerKey = expectedServerKey
+    }
+
+    /// `connection` (not started yet) wrapped in a TLS client stream that runs on `queue`.
+    /// - Throws: `ToolFailure` (70) when OpenSSL cannot make the connection.
+    func wrap(_ connection: Connection, queue: DispatchQueue) throws -> TLSStream {
+        let expected = expectedServerKey
+        do throws(SecureTransportError) {
+            return try TLSStream(over: connection, scheduler: DispatchScheduler(queue: queue), identity: identity,
+                                 role: .client(acceptsServerKey: { key in expected.map { key.matches($0) } ?? true }))
+        } catch {
+            throw ToolFailure(.software, "cannot start TLS: \(error.message)")
+        }
+    }
+}
