@@ -75,12 +75,13 @@ struct ConnectOptions: Sendable {
             stopped and said goodbye), it says so and looks for a room of the same name
             every 2 s (up to 32 s apart while the room keeps closing within 30 s), each look
             listening for the name up to --timeout, until one takes it back, input ends or
-            Ctrl-C; --message and --send end instead. When a reconnect or rejoin lands on
-            another host than the first join, it warns ("... now answers from another host,
-            10.0.0.9, not 10.0.0.5: it may be someone else") and reports what was queued for
-            the old room (lines, /msg, files) as not sent; what you type next goes to the new
-            room. Someone who takes over the same host address is not detected (that needs
-            server keys, which come later).
+            Ctrl-C; --message and --send end instead. Every reconnect and rejoin accepts only
+            the room's pinned key, from whatever address it answers (see KEYS); another key
+            is refused (77) before anything is sent. With --allow-plaintext, which has no
+            keys, a reconnect or rejoin that lands on another host than the first join warns
+            ("... now answers from another host, 10.0.0.9, not 10.0.0.5: it may be someone
+            else") and reports what was queued for the old room (lines, /msg, files) as not
+            sent; someone who takes over the same host address is not detected.
             It exits when input ends (Ctrl-D) or on /quit once everything was delivered, or
             when the server confirms nothing for 4 heartbeat intervals; what it did not
             confirm is then reported as not sent. Ctrl-C leaves at once and lists what was
