@@ -53,9 +53,7 @@ public final class NegotiatingServerStream: ByteStream, @unchecked Sendable {
     private var waiting: [UInt8] = []
     private var isFinishing = false
     private var isPaused = false
-    private var onBytes: ([UInt8]) -> Void = { _ in }
-    private var onClose: (Connection.CloseReason) -> Void = { _ in }
-    private var onDrained: (() -> Void)?
+    private var upper = UpperLayer()
 
     /// Wraps an accepted connection, which must not be started yet (`start` starts it).
     /// - Parameters:
@@ -76,8 +74,8 @@ public final class NegotiatingServerStream: ByteStream, @unchecked Sendable {
     }
 
     public func start(onBytes: @escaping ([UInt8]) -> Void, onClose: @escaping (Connection.CloseReason) -> Void) {
-        self.onBytes = onBytes
-        self.onClose = onClose
+        upper.onBytes = onBytes
+        upper.onClose = onClose
         inner.start(onBytes: { [self] in receive($0) }, onClose: { [self] in innerClosed($0) })
     }
 
@@ -117,7 +115,7 @@ public final class NegotiatingServerStream: ByteStream, @unchecked Sendable {
     }
 
     public func whenDrained(_ handler: (() -> Void)?) {
-        onDrained = handler
+        upper.onDrained = handler
         if let tls { tls.whenDrained(handler) } else if decision == .plaintext { inner.whenDrained(handler) }
     }
 
@@ -126,7 +124,7 @@ public final class NegotiatingServerStream: ByteStream, @unchecked Sendable {
     private func receive(_ bytes: [UInt8]) {
         guard !isClosed else { return }
         if let tls { return tls.receive(bytes) }
-        if decision == .plaintext { return onBytes(bytes) }
+        if decision == .plaintext { return upper.onBytes(bytes) }
         guard let first = bytes.first else { return }
         if first == Self.tlsHandshakeByte {
             startTLS(with: bytes)
@@ -158,9 +156,9 @@ public final class NegotiatingServerStream: ByteStream, @unchecked Sendable {
             return close(.failed(TransportError("TLS", message: error.message)))
         }
         tls = stream
-        stream.begin(onBytes: { [weak self] in self?.onBytes($0) }, onClose: { [weak self] in self?.tlsClosed($0) })
+        stream.begin(onBytes: { [weak self] in self?.upper.onBytes($0) }, onClose: { [weak self] in self?.tlsClosed($0) })
         if isPaused { stream.pauseReading() }
-        if onDrained != nil { stream.whenDrained(onDrained) }
+        if upper.onDrained != nil { stream.whenDrained(upper.onDrained) }
         let queued = waiting
         waiting = []
         if !queued.isEmpty, !stream.send(queued) { return }
@@ -170,12 +168,12 @@ public final class NegotiatingServerStream: ByteStream, @unchecked Sendable {
 
     private func startPlaintext(with first: [UInt8]) {
         decision = .plaintext
-        if onDrained != nil { inner.whenDrained(onDrained) }
+        if upper.onDrained != nil { inner.whenDrained(upper.onDrained) }
         let queued = waiting
         waiting = []
         if !queued.isEmpty, !inner.send(queued) { return }
         if isFinishing { inner.finish() }
-        onBytes(first)
+        upper.onBytes(first)
     }
 
     /// Plaintext not allowed: the refusal goes out alone, then the connection ends.
@@ -205,10 +203,6 @@ public final class NegotiatingServerStream: ByteStream, @unchecked Sendable {
     /// Tells the upper layer, once; `isClosed` is already set.
     private func report(_ reason: Connection.CloseReason) {
         waiting = []
-        let handler = onClose
-        onBytes = { _ in }
-        onClose = { _ in }
-        onDrained = nil
-        handler(reason)
+        upper.end(reason)
     }
 }

@@ -103,9 +103,7 @@ public final class TLSStream: ByteStream, @unchecked Sendable {
     private var keyUpdateFlood = false
     /// How the wrapped stream ended, while plaintext inside `ssl` still waits for a reader.
     private var innerEnd: Connection.CloseReason?
-    private var onBytes: ([UInt8]) -> Void = { _ in }
-    private var onClose: (Connection.CloseReason) -> Void = { _ in }
-    private var onDrained: (() -> Void)?
+    private var upper = UpperLayer()
 
     /// Wraps `stream`, which must not be started yet (`start` starts it).
     /// - Parameters:
@@ -157,8 +155,8 @@ public final class TLSStream: ByteStream, @unchecked Sendable {
     /// Starts the handshake over a wrapped stream someone else reads (`NegotiatingServerStream`
     /// hands its bytes to `receive` and its end to `innerClosed`).
     func begin(onBytes: @escaping ([UInt8]) -> Void, onClose: @escaping (Connection.CloseReason) -> Void) {
-        self.onBytes = onBytes
-        self.onClose = onClose
+        upper.onBytes = onBytes
+        upper.onClose = onClose
         if !isServer { advance() }
     }
 
@@ -212,10 +210,10 @@ public final class TLSStream: ByteStream, @unchecked Sendable {
 
     /// Calls `handler` each time the wrapped stream's outbox empties with nothing waiting here.
     public func whenDrained(_ handler: (() -> Void)?) {
-        onDrained = handler
+        upper.onDrained = handler
         inner.whenDrained(handler == nil ? nil : { [weak self] in
             guard let self, !isClosed, waiting.isEmpty, secureSession != nil else { return }
-            onDrained?()
+            upper.onDrained?()
         })
     }
 
@@ -337,7 +335,7 @@ public final class TLSStream: ByteStream, @unchecked Sendable {
                     count += read
                 }
             }
-            if !chunk.isEmpty { onBytes(chunk) }
+            if !chunk.isEmpty { upper.onBytes(chunk) }
             if isClosed { return }
             if let failure { return fail(failure) }
             switch error {
@@ -505,10 +503,6 @@ public final class TLSStream: ByteStream, @unchecked Sendable {
     /// Tells the upper layer, once; `isClosed` is already set.
     private func report(_ reason: Connection.CloseReason) {
         waiting = []
-        let handler = onClose
-        onBytes = { _ in }
-        onClose = { _ in }
-        onDrained = nil
-        handler(reason)
+        upper.end(reason)
     }
 }
