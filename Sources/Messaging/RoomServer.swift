@@ -51,6 +51,9 @@ public final class RoomServer: @unchecked Sendable {
         public var maximumBoundNames = 4096
         /// ... and at most this many bound by the members of one host.
         public var maximumBoundNamesPerHost = 64
+        /// How long a member must stay for its name to stay bound to its key while it is away
+        /// (a member that leaves sooner lets the name go: see `NameBindings`).
+        public var boundNameSettling: Duration = .seconds(20)
 
         public init(name: String) { self.name = name }
     }
@@ -150,7 +153,8 @@ public final class RoomServer: @unchecked Sendable {
         self.options = options
         self.queue = queue
         history = RoomHistory(capacity: options.historyLength)
-        bindings = NameBindings(capacity: options.maximumBoundNames, perHost: options.maximumBoundNamesPerHost)
+        bindings = NameBindings(capacity: options.maximumBoundNames, perHost: options.maximumBoundNamesPerHost,
+                                settling: options.boundNameSettling)
         let scheduler = scheduler ?? DispatchScheduler(queue: queue)
         self.scheduler = scheduler
         self.fileWork = fileWork
@@ -355,13 +359,13 @@ public final class RoomServer: @unchecked Sendable {
         let name = replaced?.name ?? roster.availableName(requested: hello.name, reserved: [options.name], isTaken: isTaken)
         if let key {
             do throws(NameBindings.Refusal) {
-                try bindings.bind(MemberName.comparisonKey(name), to: key, host: member.host)
+                try bindings.bind(MemberName.comparisonKey(name), to: key, host: member.host, at: scheduler.now)
             } catch .roomFull {
                 return member.link.reject(ProtocolError(.serverFull,
                     "the room has bound \(counted(bindings.capacity, "name")) to keys, all of members in the room: a key that has a name here may join with it; try again once someone left"))
             } catch {
                 return member.link.reject(ProtocolError(.serverFull,
-                    "\(counted(bindings.perHost, "name")) are bound to keys of members from \(member.host) who are all in the room, the most one host may bind: join with a name your key already has here, or once one of them left"))
+                    "\(counted(bindings.perHost, "name")) are bound to keys of members from \(member.host), the most one host may bind (only your own key's names may make room): join with a name your key already has here, or once one of the others left"))
             }
         }
         if let replaced { replace(replaced) }
@@ -425,7 +429,7 @@ public final class RoomServer: @unchecked Sendable {
         }
         let count = membersByHost[member.host, default: 1] - 1
         membersByHost[member.host] = count > 0 ? count : nil
-        if let key = member.key { bindings.left(MemberName.comparisonKey(name), key: key) }
+        if let key = member.key { bindings.left(MemberName.comparisonKey(name), key: key, at: scheduler.now) }
         broadcastPresence(.left, of: member)
         onEvent(.left(id: number, name: name, reason: reason.description))
     }

@@ -5,13 +5,17 @@
 /// Names are compared by `MemberName.comparisonKey` (as `Roster` compares them); keys are
 /// opaque strings (a `PublicKeyFingerprint`'s full form).
 ///
-/// Bounds: `capacity` names in the room and `perHost` from one host. Keys cost nothing to make,
-/// so a peer can bind names as fast as it joins and leaves; when a new name needs a place and
-/// the bound is reached, the binding made most recently among those whose member is away is
-/// let go (of that host, for the per-host bound). The bindings of a churning peer are the
-/// newest, so they go first and older members keep their names; a name held by a member who is
-/// in the room is never let go. Only when every binding within the bound is present (more
-/// members than the room admits) is the new name refused.
+/// Keys cost nothing to make, so the rules keep a peer that joins and leaves from filling the
+/// room with names:
+/// - a name is kept while its member is away only once it stayed `settling` (20 s) in the
+///   room; a member who leaves sooner lets its name go (a churning peer binds nothing);
+/// - at most `perHost` names from one host: at that bound only the asking key's own name of a
+///   member who is away is let go, never another key's (else `hostFull`);
+/// - at most `capacity` names in the room: at that bound the name bound most recently among
+///   those whose member is away is let go (else `roomFull`, when every member is present).
+/// So taking an away member's name needs the room filled with `capacity` names that each
+/// stayed 20 s (with at most `RoomServer`'s member limit in the room at once: over a minute of
+/// a thousand connections from many hosts), and even then only the newest away names go.
 public struct NameBindings: Sendable {
     /// Why `bind` refused.
     public enum Refusal: Error, Sendable, Hashable {
@@ -26,8 +30,14 @@ public struct NameBindings: Sendable {
         let host: String
         /// When it was made, in order: the newest away binding is let go first.
         let order: UInt64
-        var isPresent: Bool
+        /// Since when its member is in the room; nil while away.
+        var presentSince: ContinuousClock.Instant?
+        /// It stayed `settling` once: kept while its member is away.
+        var isSettled = false
     }
+
+    /// How long a member must stay for its name to be kept while it is away.
+    public let settling: Duration
 
     /// Names bound at most in the room.
     public let capacity: Int
@@ -37,9 +47,10 @@ public struct NameBindings: Sendable {
     private var countByHost: [String: Int] = [:]
     private var nextOrder: UInt64 = 0
 
-    public init(capacity: Int = 4096, perHost: Int = 64) {
+    public init(capacity: Int = 4096, perHost: Int = 64, settling: Duration = .seconds(20)) {
         self.capacity = max(0, capacity)
         self.perHost = max(0, perHost)
+        self.settling = settling
     }
 
     /// Names bound.
@@ -55,46 +66,49 @@ public struct NameBindings: Sendable {
         return owner != key
     }
 
-    /// Binds the name with this comparison key to `key`, counted for `host`, and marks its
-    /// member present; a name already bound to `key` is only marked present. At a bound, the
-    /// newest binding whose member is away is let go first.
+    /// Binds the name with this comparison key to `key`, counted for `host`, its member present
+    /// from `now`; a name already bound to `key` is only marked present. At a bound, a name of a
+    /// member who is away is let go first (see the rules above).
     /// - Returns: the comparison key of the binding let go to make room, if any.
-    /// - Throws: `.roomFull` or `.hostFull` when every binding within the bound is present;
-    ///   nothing changes then.
+    /// - Throws: `.roomFull` or `.hostFull` when nothing may be let go; nothing changes then.
     @discardableResult
-    public mutating func bind(_ comparisonKey: String, to key: String, host: String) throws(Refusal) -> String? {
+    public mutating func bind(_ comparisonKey: String, to key: String, host: String,
+                              at now: ContinuousClock.Instant) throws(Refusal) -> String? {
         if let existing = bindingByName[comparisonKey] {
-            if existing.owner == key { bindingByName[comparisonKey]?.isPresent = true }
+            if existing.owner == key, existing.presentSince == nil { bindingByName[comparisonKey]?.presentSince = now }
             return nil
         }
         var letGo: String?
         if countByHost[host, default: 0] >= perHost {
-            guard let newest = newestAway(from: host) else { throw .hostFull }
+            guard let newest = newestAway(where: { $0.host == host && $0.owner == key }) else { throw .hostFull }
             remove(newest)
             letGo = newest
         }
         if bindingByName.count >= capacity {
-            guard let newest = newestAway(from: nil) else { throw .roomFull }
+            guard let newest = newestAway(where: { _ in true }) else { throw .roomFull }
             remove(newest)
             letGo = newest
         }
-        bindingByName[comparisonKey] = Binding(owner: key, host: host, order: nextOrder, isPresent: true)
+        bindingByName[comparisonKey] = Binding(owner: key, host: host, order: nextOrder, presentSince: now)
         nextOrder += 1
         countByHost[host, default: 0] += 1
         return letGo
     }
 
-    /// The member holding this name under `key` left: the name stays its own, but counts as
-    /// away (see the bounds above).
-    public mutating func left(_ comparisonKey: String, key: String) {
-        guard bindingByName[comparisonKey]?.owner == key else { return }
-        bindingByName[comparisonKey]?.isPresent = false
+    /// The member holding this name under `key` left at `now`: the name stays its own while it
+    /// is away if it stayed `settling` (now or before), else it is let go.
+    public mutating func left(_ comparisonKey: String, key: String, at now: ContinuousClock.Instant) {
+        guard var binding = bindingByName[comparisonKey], binding.owner == key, let since = binding.presentSince else { return }
+        if now - since >= settling { binding.isSettled = true }
+        guard binding.isSettled else { return remove(comparisonKey) }
+        binding.presentSince = nil
+        bindingByName[comparisonKey] = binding
     }
 
-    /// The newest binding whose member is away, of `host` or of any host.
-    private func newestAway(from host: String?) -> String? {
+    /// The newest binding whose member is away among those that `matches` accepts.
+    private func newestAway(where matches: (Binding) -> Bool) -> String? {
         var newest: (name: String, order: UInt64)?
-        for (name, binding) in bindingByName where !binding.isPresent && (host == nil || binding.host == host) {
+        for (name, binding) in bindingByName where binding.presentSince == nil && matches(binding) {
             if binding.order >= newest?.order ?? 0 { newest = (name, binding.order) }
         }
         return newest?.name

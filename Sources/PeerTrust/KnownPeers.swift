@@ -117,21 +117,23 @@ public struct KnownPeers: Sendable {
     }
 
     /// Why this file may pin `instance` without `pin(for:)` knowing it, or nil: it was not read
-    /// whole, or a line that names the service could not be read. Trust on first use must not
-    /// go ahead then: a pin the reader skipped would be silently replaced.
+    /// whole, or a line could not be read (whatever it names: a hand-edited line may name the
+    /// service in a way the reader does not see). Trust on first use must not go ahead then: a
+    /// pin the reader skipped would be silently replaced by whoever answers.
     public func uncertainty(about instance: ServiceInstance) -> String? {
         if let incompleteness { return "it was not read whole: \(incompleteness)" }
         let name = ServiceName(instance)
-        for warning in warnings {
+        guard let first = warnings.first else { return nil }
+        let naming = warnings.first { warning in
             guard warning.lineNumber >= 1, warning.lineNumber <= lines.count,
                   case .kept(let text) = lines[warning.lineNumber - 1],
-                  let first = text.split(whereSeparator: { $0 == UInt8(ascii: " ") || $0 == UInt8(ascii: "\t") }).first,
-                  let service = String(validating: first, as: UTF8.self).flatMap(ServiceName.init(presentation:)),
-                  service.isSame(as: name)
-            else { continue }
-            return "line \(warning.lineNumber) names it but cannot be read (\(warning.reason))"
+                  let field = text.split(whereSeparator: { $0 == UInt8(ascii: " ") || $0 == UInt8(ascii: "\t") }).first,
+                  let service = String(validating: field, as: UTF8.self).flatMap(ServiceName.init(presentation:))
+            else { return false }
+            return service.isSame(as: name)
         }
-        return nil
+        let warning = naming ?? first
+        return "line \(warning.lineNumber) cannot be read (\(warning.reason))\(naming == nil ? " and may be meant for it" : " and names it")"
     }
 
     /// The pin of `instance`: the first line that names it.

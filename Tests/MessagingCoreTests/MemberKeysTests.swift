@@ -61,10 +61,11 @@ final class MemberKeysTests: XCTestCase {
     }
 
     func testANameBelongsToItsFirstKey() throws {
+        let now = ContinuousClock.now
         var bindings = NameBindings()
         let alice = MemberName.comparisonKey("alice")
-        try bindings.bind(alice, to: "A", host: "h1")
-        try bindings.bind(MemberName.comparisonKey("ALICE"), to: "B", host: "h2") // already bound: stays A's
+        try bindings.bind(alice, to: "A", host: "h1", at: now)
+        try bindings.bind(MemberName.comparisonKey("ALICE"), to: "B", host: "h2", at: now) // already bound: stays A's
         XCTAssertEqual(bindings.owner(of: alice), "A")
         XCTAssertFalse(bindings.isTaken(alice, by: "A"))
         XCTAssertTrue(bindings.isTaken(alice, by: "B"))
@@ -74,34 +75,54 @@ final class MemberKeysTests: XCTestCase {
     }
 
     func testBindingsAreBoundedPerHostAndPerRoom() throws {
+        let now = ContinuousClock.now
         var bindings = NameBindings(capacity: 5, perHost: 3)
-        for number in 0..<3 { try bindings.bind("n\(number)", to: "K\(number)", host: "h1") }
-        XCTAssertThrowsError(try bindings.bind("n3", to: "K3", host: "h1")) { XCTAssertEqual($0 as? NameBindings.Refusal, .hostFull) }
-        try bindings.bind("n0", to: "K0", host: "h1") // its own: nothing new
-        try bindings.bind("m0", to: "K9", host: "h2")
-        try bindings.bind("m1", to: "K9", host: "h2")
-        XCTAssertThrowsError(try bindings.bind("m2", to: "K9", host: "h3")) { XCTAssertEqual($0 as? NameBindings.Refusal, .roomFull) }
+        for number in 0..<3 { try bindings.bind("n\(number)", to: "K\(number)", host: "h1", at: now) }
+        XCTAssertThrowsError(try bindings.bind("n3", to: "K3", host: "h1", at: now)) { XCTAssertEqual($0 as? NameBindings.Refusal, .hostFull) }
+        try bindings.bind("n0", to: "K0", host: "h1", at: now) // its own: nothing new
+        try bindings.bind("m0", to: "K9", host: "h2", at: now)
+        try bindings.bind("m1", to: "K9", host: "h2", at: now)
+        XCTAssertThrowsError(try bindings.bind("m2", to: "K9", host: "h3", at: now)) { XCTAssertEqual($0 as? NameBindings.Refusal, .roomFull) }
         XCTAssertEqual(bindings.count, 5)
         XCTAssertEqual(NameBindings().capacity, 4096)
         XCTAssertEqual(NameBindings().perHost, 64)
     }
 
+    func testANameHeldBrieflyIsLetGoWhenItsMemberLeaves() throws {
+        let start = ContinuousClock.now
+        var bindings = NameBindings(settling: .seconds(60))
+        try bindings.bind("brief", to: "K1", host: "h1", at: start)
+        bindings.left("brief", key: "K1", at: start + .seconds(59))
+        XCTAssertNil(bindings.owner(of: "brief"))
+        try bindings.bind("kept", to: "K2", host: "h1", at: start)
+        bindings.left("kept", key: "K2", at: start + .seconds(60))
+        XCTAssertEqual(bindings.owner(of: "kept"), "K2")
+        try bindings.bind("kept", to: "K2", host: "h1", at: start + .seconds(100))
+        bindings.left("kept", key: "K2", at: start + .seconds(101))
+        XCTAssertEqual(bindings.owner(of: "kept"), "K2", "once settled, a short visit keeps it")
+        XCTAssertEqual(bindings.count, 1)
+    }
+
     func testAtTheBoundsTheNewestAwayBindingIsLetGoFirst() throws {
-        var bindings = NameBindings(capacity: 4, perHost: 3)
-        try bindings.bind("old", to: "K0", host: "h1")
-        bindings.left("old", key: "K0")
-        try bindings.bind("a", to: "K1", host: "h2")
-        try bindings.bind("b", to: "K2", host: "h2")
-        try bindings.bind("c", to: "K3", host: "h2")
-        bindings.left("b", key: "K2")
-        bindings.left("c", key: "K3")
-        bindings.left("c", key: "K9") // not its owner: changes nothing
-        XCTAssertEqual(try bindings.bind("d", to: "K4", host: "h2"), "c", "h2 is full: its newest away binding goes")
-        XCTAssertEqual(try bindings.bind("e", to: "K5", host: "h3"), "b", "the room is full: the newest away binding goes, not the oldest")
+        let now = ContinuousClock.now
+        var bindings = NameBindings(capacity: 4, perHost: 3, settling: .zero)
+        try bindings.bind("old", to: "K0", host: "h1", at: now)
+        bindings.left("old", key: "K0", at: now)
+        try bindings.bind("a", to: "K1", host: "h2", at: now)
+        try bindings.bind("b", to: "K2", host: "h2", at: now)
+        try bindings.bind("c", to: "K3", host: "h2", at: now)
+        bindings.left("b", key: "K2", at: now)
+        bindings.left("c", key: "K3", at: now)
+        bindings.left("c", key: "K9", at: now) // not its owner: changes nothing
+        XCTAssertThrowsError(try bindings.bind("x", to: "K8", host: "h2", at: now), "h2 is full and K8 has no away name there") {
+            XCTAssertEqual($0 as? NameBindings.Refusal, .hostFull)
+        }
+        XCTAssertEqual(try bindings.bind("d", to: "K3", host: "h2", at: now), "c", "h2 is full: the asking key's own away name goes")
+        XCTAssertEqual(try bindings.bind("e", to: "K5", host: "h3", at: now), "b", "the room is full: the newest away binding goes, not the oldest")
         XCTAssertEqual(bindings.owner(of: "old"), "K0")
-        bindings.left("old", key: "K0")
-        try bindings.bind("old", to: "K0", host: "h1") // back: present again
-        XCTAssertThrowsError(try bindings.bind("f", to: "K6", host: "h3")) { XCTAssertEqual($0 as? NameBindings.Refusal, .roomFull, "all present") }
+        bindings.left("old", key: "K0", at: now)
+        try bindings.bind("old", to: "K0", host: "h1", at: now) // back: present again
+        XCTAssertThrowsError(try bindings.bind("f", to: "K6", host: "h3", at: now)) { XCTAssertEqual($0 as? NameBindings.Refusal, .roomFull, "all present") }
         XCTAssertEqual(bindings.count, 4)
     }
 

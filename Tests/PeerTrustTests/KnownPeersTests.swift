@@ -155,11 +155,12 @@ final class KnownPeersLenienceTests: XCTestCase {
                        + "Other._p2pipp._tcp.local. SHA256:ungWv48Bz+pBQUDeXa4iI7ADYaOWF3qctBD/YfIAFa0\n", "the comment stays")
     }
 
-    func testALineThatNamesTheServiceButCannotBeReadMakesItUncertain() {
+    func testALineThatCannotBeReadMakesFirstContactsUncertain() {
         let peers = KnownPeers(parsing: Array("Office._p2pipp._tcp.local. SHA256:short\nKitchen._p2pipp._tcp.local. SHA256:ungWv48Bz+pBQUDeXa4iI7ADYaOWF3qctBD/YfIAFa0\n".utf8))
         XCTAssertNil(peers.pin(for: instance("Office")))
-        XCTAssertEqual(peers.uncertainty(about: instance("office")).map { $0.hasPrefix("line 1 names it but cannot be read") }, true)
-        XCTAssertNil(peers.uncertainty(about: instance("Kitchen")), "other services are not concerned")
+        XCTAssertEqual(peers.uncertainty(about: instance("office")), "line 1 cannot be read (skipped: the key is not a full fingerprint, SHA256: and 43 characters of base64) and names it")
+        XCTAssertEqual(peers.uncertainty(about: instance("Kitchen")).map { $0.hasSuffix("and may be meant for it") }, true,
+                       "any line that cannot be read may be a pin written another way (a name alone, a quoted name): first contact waits")
         let policy = TrustPolicy(serviceName: "Office", pin: nil, knownPeersPath: "/k", unreadable: peers.uncertainty(about: instance("Office")))
         XCTAssertEqual(policy.refusalBeforeLookup()?.exitCode, 78)
         guard case .refuse(let refusal) = policy.decide(announced: .key(keyA)) else { return XCTFail("first contact went ahead") }
