@@ -7,11 +7,13 @@ struct UpperLayer {
     var onClose: (Connection.CloseReason) -> Void = { _ in }
     var onDrained: (() -> Void)?
 
-    /// Tells the layer above that the stream ended, once: the handlers are let go first, so
-    /// nothing reaches it afterwards.
-    mutating func end(_ reason: Connection.CloseReason) {
+    /// Lets the handlers go, so that nothing reaches the layer above afterwards, and returns
+    /// the one that tells it the stream ended. The caller calls it once this access is over:
+    /// that handler may call back into the stream (e.g. `whenDrained(nil)`), which sets these
+    /// handlers again, and doing so inside a mutating call on them breaks exclusive access.
+    mutating func takeEnd() -> (Connection.CloseReason) -> Void {
         let handler = onClose
         self = UpperLayer()
-        handler(reason)
+        return handler
     }
 }

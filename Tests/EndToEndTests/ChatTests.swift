@@ -3,11 +3,13 @@ import XCTest
 
 /// Chat comforts and wording: history for late joiners, the publisher's own lines,
 /// timestamps, renames, tabs, and svc-connect --json covering more than room text.
-final class ChatTests: XCTestCase {
-    override func setUpWithError() throws { try TestLAN.require() }
+final class ChatTests: FileTestCase {
+    override var directoryPrefix: String { "svc-chat" }
 
     /// `YYYY-MM-DD HH:MM:SS ` at the start of a line.
     static let timestamp = #"^\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2} "#
+    /// `(key XXXXXXXXXXXX, safety code NNN NNN NNN NNN)` after a name on the publisher's `joined` line.
+    static let keyAndSafetyCode = #"\(key [A-Za-z0-9+/]{12}, safety code \d{3} \d{3} \d{3} \d{3}\)"#
 
     func matches(_ line: String, _ pattern: String) -> Bool {
         line.range(of: pattern, options: .regularExpression) != nil
@@ -98,11 +100,11 @@ final class ChatTests: XCTestCase {
         XCTAssertNotNil(plain.waitForLine { $0.hasPrefix("registered \"\(name) plain\"") }, plain.transcript)
 
         let stamped = try join(name, as: "stamped", ["--timestamps"])
-        XCTAssertNotNil(stamped.waitForLine { self.matches($0, Self.timestamp + NSRegularExpression.escapedPattern(for: "* joined as stamped") + "$") },
+        XCTAssertNotNil(stamped.waitForLine { self.matches($0, Self.timestamp + NSRegularExpression.escapedPattern(for: "* joined as stamped; the room's key is ")) },
                         stamped.transcript)
         let bare = try join(name, as: "bare", [])
-        XCTAssertNotNil(bare.waitForLine { $0 == "* joined as bare" }, bare.transcript)
-        XCTAssertNotNil(publisher.waitForLine { self.matches($0, Self.timestamp + "joined #2 bare from ") }, publisher.transcript)
+        XCTAssertNotNil(bare.waitForLine { $0.hasPrefix("* joined as bare; the room's key is ") }, bare.transcript)
+        XCTAssertNotNil(publisher.waitForLine { self.matches($0, Self.timestamp + "joined #2 bare " + Self.keyAndSafetyCode + " from ") }, publisher.transcript)
         bare.send("name\tsize\t\u{1B}[2J")
         XCTAssertNotNil(stamped.waitForLine { self.matches($0, Self.timestamp) && $0.hasSuffix("bare: name\tsize\t\\u{1B}[2J") }, stamped.transcript)
         XCTAssertNotNil(publisher.waitForLine { self.matches($0, Self.timestamp) && $0.hasSuffix("bare: name\tsize\t\\u{1B}[2J") }, publisher.transcript)
@@ -115,16 +117,18 @@ final class ChatTests: XCTestCase {
         XCTAssertEqual(plain.waitForExit(), 0, plain.transcript)
     }
 
+    /// Three people (three keys: the same key under the same name would replace the first
+    /// member's link instead) ask for the same name.
     func testATakenNameIsAnnouncedAsARename() throws {
         let name = TestLAN.uniqueName("names")
         let publisher = try publish(name)
-        let ann = try join(name, as: "ann")
+        let ann = try join(name, as: "ann", ["--json", "--identity", keyFile("ann")])
         XCTAssertNotNil(ann.waitForEvent(where: event("joined", ["name": "ann"])), ann.transcript)
         XCTAssertFalse(ann.jsonEvents.contains { $0["event"] as? String == "renamed" }, "no rename without a conflict")
-        let second = try join(name, as: "ann")
+        let second = try join(name, as: "ann", ["--json", "--identity", keyFile("second")])
         XCTAssertNotNil(second.waitForEvent(where: event("renamed", ["requested": "ann", "name": "ann-2"])), second.transcript)
         XCTAssertNotNil(second.jsonEvents.first { $0["event"] as? String == "joined" && $0["name"] as? String == "ann-2" }, second.transcript)
-        let third = try join(name, as: "ANN", [])
+        let third = try join(name, as: "ANN", ["--identity", keyFile("third")])
         XCTAssertNotNil(third.waitForLine { $0 == "* the name ANN is taken in this room; you are ANN-3" }, third.transcript)
         leave([ann, second, third], publisher)
     }

@@ -3,11 +3,13 @@ import XCTest
 
 /// Output that nobody reads, output whose reader went away, and names that look alike, with
 /// the real tools on the virtual LAN.
-final class OutputTests: XCTestCase {
-    override func setUpWithError() throws { try TestLAN.require() }
+final class OutputTests: FileTestCase {
+    override var directoryPrefix: String { "svc-output" }
 
-    func join(_ name: String, as member: String) throws -> ToolProcess {
-        let client = try TestLAN.run("svc-connect", on: "b", [name, "--as", member, "--json", "--timeout", "15"])
+    /// svc-connect as `member`; with `key`, under a key of its own (a member of another person).
+    func join(_ name: String, as member: String, key: String? = nil) throws -> ToolProcess {
+        let identity = key.map { ["--identity", keyFile($0)] } ?? []
+        let client = try TestLAN.run("svc-connect", on: "b", [name, "--as", member, "--json", "--timeout", "15"] + identity)
         // Throws when it did not join, so that nothing is written to a process that is gone.
         _ = try XCTUnwrap(client.waitForEvent(timeout: 20) { $0["event"] as? String == "joined" }, client.transcript)
         return client
@@ -140,16 +142,18 @@ final class OutputTests: XCTestCase {
 
     /// Names that render alike get a suffix in a real room, `/msg` finds a member by a name
     /// that looks like its own, and names that hide or mix characters are refused up front.
+    /// The four members are four people, so four keys (one key asking again for the name it
+    /// holds would replace its own link instead).
     func testNamesThatLookAlikeCannotShareARoom() throws {
         let name = TestLAN.uniqueName("lookalike")
         let publisher = try TestLAN.run("svc-publish", on: "a", ["--name", name, "--json"])
         XCTAssertNotNil(publisher.waitForEvent { $0["event"] as? String == "registered" }, publisher.transcript)
-        let alice = try join(name, as: "alice")
-        let fullwidth = try join(name, as: "ＡLICE")
+        let alice = try join(name, as: "alice", key: "alice")
+        let fullwidth = try join(name, as: "ＡLICE", key: "fullwidth")
         XCTAssertNotNil(fullwidth.waitForEvent { $0["event"] as? String == "joined" && $0["name"] as? String == "ＡLICE-2" }, fullwidth.transcript)
-        let capitals = try join(name, as: "ALI\u{301}CE")
+        let capitals = try join(name, as: "ALI\u{301}CE", key: "capitals")
         XCTAssertNotNil(capitals.waitForEvent { $0["event"] as? String == "joined" && $0["name"] as? String == "ALI\u{301}CE" }, capitals.transcript)
-        let precomposed = try join(name, as: "alíce")
+        let precomposed = try join(name, as: "alíce", key: "precomposed")
         XCTAssertNotNil(precomposed.waitForEvent { $0["event"] as? String == "joined" && $0["name"] as? String == "alíce-2" }, precomposed.transcript)
 
         precomposed.send("/msg ａｌｉｃｅ for the first alice")

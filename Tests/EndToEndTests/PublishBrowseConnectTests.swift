@@ -19,6 +19,9 @@ final class PublishBrowseConnectTests: XCTestCase {
         XCTAssertEqual(registered["domain"] as? String, "local.")
         let port = try XCTUnwrap(registered["port"] as? Int)
         XCTAssertNotEqual(port, 0)
+        let key = try XCTUnwrap(registered["key"] as? String, publisher.transcript)
+        XCTAssertTrue(key.hasPrefix("SHA256:"), key)
+        let shortKey = String(key.dropFirst("SHA256:".count).prefix(12))
 
         let browser = try TestLAN.run("svc-browse", on: "b", ["--resolve", "--json"])
         let added = try XCTUnwrap(browser.waitForEvent(where: event("added", name)), browser.transcript)
@@ -28,14 +31,17 @@ final class PublishBrowseConnectTests: XCTestCase {
         let addresses = try XCTUnwrap(added["addresses"] as? [String])
         XCTAssertTrue(addresses.contains(hostA.ipv4), "\(addresses)")
         XCTAssertTrue(addresses.contains("\(hostA.ipv6)%veth0"), "\(addresses)")
-        XCTAssertEqual(added["txt"] as? NSDictionary, ["version": "1", "flag": true])
-        // Avahi's dns_sd layer stores TXT items in a list that it builds back to front, so they
-        // travel in reverse order; order carries no meaning in DNS-SD (keys are unique).
-        XCTAssertEqual(added["txt_raw"] as? String, "04666c61670976657273696f6e3d31")
+        XCTAssertEqual(added["txt"] as? NSDictionary, ["key": key, "version": "1", "flag": true])
+        // The room's key comes in front of the user's items. Avahi's dns_sd layer stores TXT
+        // items in a list that it builds back to front, so the user's travel in reverse order;
+        // order carries no meaning in DNS-SD (keys are unique).
+        let keyItem = Array("key=\(key)".utf8)
+        let keyItemHex = ([UInt8(keyItem.count)] + keyItem).map { String(format: "%02x", $0) }.joined()
+        XCTAssertEqual(added["txt_raw"] as? String, keyItemHex + "04666c61670976657273696f6e3d31")
 
         let client = try TestLAN.run("svc-connect", on: "b", [name, "--as", "bea"])
         XCTAssertNotNil(client.waitForLine { $0 == "hello from \(name)" }, client.transcript)
-        XCTAssertNotNil(client.waitForLine { $0 == "* joined as bea" }, client.transcript)
+        XCTAssertNotNil(client.waitForLine { $0.hasPrefix("* joined as bea; the room's key is \(shortKey), safety code ") }, client.transcript)
         XCTAssertNotNil(publisher.waitForEvent { $0["event"] as? String == "joined" && $0["name"] as? String == "bea" }, publisher.transcript)
         XCTAssertTrue(client.stderr.contains { $0.contains("connected to \"\(name)\" at [\(hostA.ipv6)%veth0]:\(port)") }, client.transcript)
         client.send("line from b")
@@ -103,7 +109,7 @@ final class PublishBrowseConnectTests: XCTestCase {
             let client = try TestLAN.run("svc-connect", on: "b", [name, "--message", "hi \(name)"])
             XCTAssertEqual(client.waitForExit(), 0, client.transcript)
             XCTAssertEqual(client.stdout.first, "hello from \(name)")
-            XCTAssertTrue(client.stdout.contains { $0.hasPrefix("* in the room: \(name), ") }, "frames after our goodbye are still read: " + client.transcript)
+            XCTAssertTrue(client.stdout.contains { $0.hasPrefix("* in the room: \(name) (key ") }, "frames after our goodbye are still read: " + client.transcript)
         }
         for (name, publisher) in zip(names, publishers) {
             XCTAssertNotNil(publisher.waitForEvent { $0["event"] as? String == "text" && $0["text"] as? String == "hi \(name)" }, publisher.transcript)

@@ -188,7 +188,9 @@ final class RoomTests: XCTestCase {
         let member = try TestLAN.run("svc-connect", on: "b", [name, "--as", "first", "--message", "hi"])
         XCTAssertEqual(member.waitForExit(timeout: 20), 0, member.transcript)
         let joined = try XCTUnwrap(publisher.waitForLine { $0.contains("joined #") }, publisher.transcript)
-        XCTAssertTrue(joined.contains("joined #1 first from "), joined) // (a timestamp may come first)
+        // (a timestamp may come first; the member's key and the connection's safety code follow its name)
+        XCTAssertTrue(joined.range(of: #"joined #1 first \(key [A-Za-z0-9+/]{12}, safety code \d{3} \d{3} \d{3} \d{3}\) from "#,
+                                   options: .regularExpression) != nil, joined)
         XCTAssertNotNil(publisher.waitForLine { $0.contains("left #1 first") }, publisher.transcript)
         publisher.signal(SIGTERM)
         XCTAssertEqual(publisher.waitForExit(), 0, publisher.transcript)

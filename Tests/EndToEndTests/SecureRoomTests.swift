@@ -19,10 +19,6 @@ class SecureRoomTestCase: FileTestCase {
         attackerAddress = try TestLAN.addresses(of: "c").ipv4
     }
 
-    /// A key file path of this test's own for `who` (svc-publish and svc-connect `--identity`
-    /// make it on first use).
-    func keyFile(_ who: String) -> String { directory + "/\(who).pem" }
-
     /// A key directory of this test's own for svc-peer.py `--identity-dir` (0700; the key is
     /// made in it on first use).
     func peerKeyDirectory(_ who: String) throws -> String {

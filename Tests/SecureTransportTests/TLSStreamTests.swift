@@ -174,6 +174,38 @@ final class TLSStreamTests: XCTestCase {
         XCTAssertTrue(server.isClosed)
     }
 
+    /// The layer above may call back into a stream from its close handler (a room drops its
+    /// drain handler there): the handlers are let go before it runs, not during (a call inside
+    /// the mutating access to them trapped with "Simultaneous accesses").
+    func testTheCloseHandlerMayCallBackIntoTheStream() throws {
+        let (client, server, _) = try connect(trusting: { _ in true })
+        let negotiatingPair = InMemoryStream.pair(scheduler: scheduler)
+        let negotiatingClient = try TLSStream(over: negotiatingPair.0, scheduler: scheduler, identity: clientIdentity,
+                                              role: .client(acceptsServerKey: { _ in true }))
+        let negotiatingServer = NegotiatingServerStream(over: negotiatingPair.1, scheduler: scheduler, identity: serverIdentity,
+                                                        allowsPlaintext: false, refusal: [])
+        var closes: [String: Connection.CloseReason] = [:]
+        for (name, stream) in [("client", client), ("server", server), ("negotiating client", negotiatingClient)] as [(String, any ByteStream)]
+            + [("negotiating server", negotiatingServer)] {
+            stream.whenDrained {}
+            stream.start(onBytes: { _ in }, onClose: { reason in
+                stream.whenDrained(nil)
+                stream.whenDrained {}
+                closes[name] = reason
+            })
+        }
+        scheduler.run()
+        XCTAssertNotNil(client.secureSession)
+        XCTAssertNotNil(negotiatingClient.secureSession)
+        client.close()
+        negotiatingClient.close()
+        scheduler.run()
+        XCTAssertEqual(closes["client"], .closedLocally)
+        XCTAssertEqual(closes["negotiating client"], .closedLocally)
+        XCTAssertNotNil(closes["server"], "\(closes)")
+        XCTAssertNotNil(closes["negotiating server"], "\(closes)")
+    }
+
     func testSendingMoreThanTheLimitBeforeTheHandshakeFailsAndCloses() throws {
         let pair = InMemoryStream.pair(scheduler: scheduler)
         let client = try TLSStream(over: pair.0, scheduler: scheduler, identity: clientIdentity,

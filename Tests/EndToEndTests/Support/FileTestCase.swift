@@ -19,6 +19,11 @@ class FileTestCase: XCTestCase {
         try? FileManager.default.removeItem(atPath: directory)
     }
 
+    /// A key file path of this test's own for `who` (svc-publish and svc-connect `--identity`
+    /// make it on first use). Tools without `--identity` share the run's one key, so members
+    /// meant as different people need one each.
+    func keyFile(_ who: String) -> String { directory + "/\(who).pem" }
+
     /// A file of random bytes, and its SHA-256 as sha256sum prints it.
     func randomFile(megabytes: Int) throws -> (path: String, sha256: String) {
         let path = directory + "/payload.bin"
