@@ -203,6 +203,7 @@ public final class NegotiatingServerStream: ByteStream, @unchecked Sendable {
     /// Tells the upper layer, once; `isClosed` is already set.
     private func report(_ reason: Connection.CloseReason) {
         waiting = []
-        upper.end(reason)
+        let end = upper.detach()
+        end(reason)
     }
 }

@@ -503,6 +503,7 @@ public final class TLSStream: ByteStream, @unchecked Sendable {
     /// Tells the upper layer, once; `isClosed` is already set.
     private func report(_ reason: Connection.CloseReason) {
         waiting = []
-        upper.end(reason)
+        let end = upper.detach()
+        end(reason)
     }
 }
