@@ -116,7 +116,13 @@ final class DaemonTests: XCTestCase {
     }
 
     func testEveryToolExits69WithoutDBus() throws {
-        let environment = ["DBUS_SYSTEM_BUS_ADDRESS": "unix:path=/nonexistent/bus.sock", "PATH": "/usr/bin:/bin"]
+        // A place for the key and known_peers (without one the tools exit 78 before trying
+        // D-Bus), and nothing else from the test's environment.
+        let configuration = FileManager.default.temporaryDirectory.appendingPathComponent("svc-nodbus-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: configuration, withIntermediateDirectories: false)
+        defer { try? FileManager.default.removeItem(at: configuration) }
+        let environment = ["DBUS_SYSTEM_BUS_ADDRESS": "unix:path=/nonexistent/bus.sock", "PATH": "/usr/bin:/bin",
+                           "XDG_CONFIG_HOME": configuration.path]
         for arguments in [["svc-publish"], ["svc-browse", "--once"], ["svc-connect", "anything"]] {
             let tool = try ToolProcess(TestLAN.tool(arguments[0]), Array(arguments.dropFirst()), environment: environment)
             XCTAssertEqual(tool.waitForExit(timeout: 5), 69, tool.transcript)
@@ -141,10 +147,13 @@ final class DaemonTests: XCTestCase {
     func testInteroperatesWithAvahisOwnTools() throws {
         let name = "interop-\(UInt16.random(in: 1000...9999))"
         let publisher = try TestLAN.run("svc-publish", on: "a", ["--name", name, "--txt", "k=v", "--json"])
-        let port = try XCTUnwrap(publisher.waitForEvent { $0["event"] as? String == "registered" }?["port"] as? Int, publisher.transcript)
+        let registered = try XCTUnwrap(publisher.waitForEvent { $0["event"] as? String == "registered" }, publisher.transcript)
+        let port = try XCTUnwrap(registered["port"] as? Int, publisher.transcript)
+        let key = try XCTUnwrap(registered["key"] as? String, publisher.transcript)
         let avahiBrowse = try TestLAN.command(on: "b", ["avahi-browse", "-rpt", "_p2pipp._tcp"])
         XCTAssertEqual(avahiBrowse.waitForExit(timeout: 15), 0, avahiBrowse.transcript)
-        XCTAssertTrue(avahiBrowse.stdout.contains { $0.hasPrefix("=;veth0;IPv4;\(name);_p2pipp._tcp;local;\(TestLAN.main)-a.local;10.77.0.1;\(port);\"k=v\"") },
+        // The publisher's key goes in front of the user's items, and nothing else is added.
+        XCTAssertTrue(avahiBrowse.stdout.contains { $0 == "=;veth0;IPv4;\(name);_p2pipp._tcp;local;\(TestLAN.main)-a.local;10.77.0.1;\(port);\"key=\(key)\" \"k=v\"" },
                       avahiBrowse.transcript)
         publisher.signal(SIGTERM)
         XCTAssertEqual(publisher.waitForExit(), 0)

@@ -80,6 +80,8 @@ final class CommandRunner {
         environment["SVC_DEMO_LAN"] = lan + "demo"
         environment["SVC_BIN_DIR"] = TestLAN.binDirectory
         environment["HOME"] = work.path
+        // Keys and pins where the README says they are, ~/.config/svc, in this run's HOME.
+        environment["XDG_CONFIG_HOME"] = nil
         return environment
     }
 

@@ -118,6 +118,35 @@ final class NegotiatingServerStreamTests: XCTestCase {
         XCTAssertTrue(pair.1.isClosed)
     }
 
+    /// The room's end handler calls back into the stream (a file relay asks to hear when it
+    /// drained, and closes): this trapped on Swift's exclusive access while the handlers were
+    /// being let go. Over TLS the call goes on into the TLSStream, in the middle of its own end.
+    func testTheEndHandlerMayCallBackIntoTheStream() throws {
+        for speaksTLS in [true, false] {
+            let pair = InMemoryStream.pair(scheduler: scheduler)
+            let server = negotiating(over: pair.1, allowsPlaintext: true)
+            var closes: [Connection.CloseReason] = []
+            var drained = 0
+            server.start(onBytes: { _ in }, onClose: { [unowned server] reason in
+                closes.append(reason)
+                server.whenDrained { drained += 1 }
+                server.close()
+            })
+            let client: any ByteStream = speaksTLS
+                ? try TLSStream(over: pair.0, scheduler: scheduler, identity: clientIdentity, role: .client(acceptsServerKey: { _ in true }))
+                : pair.0
+            let clientEnd = Endpoint(client)
+            client.send(Array("hello".utf8))
+            scheduler.run()
+            XCTAssertEqual(server.decision, speaksTLS ? .tls : .plaintext)
+            client.finish()
+            scheduler.run()
+            XCTAssertEqual(closes, [.closedByPeer], "TLS: \(speaksTLS)")
+            XCTAssertEqual(drained, 0, "a stream that ended tells nobody it drained")
+            XCTAssertEqual(clientEnd.closed.count, 1, "TLS: \(speaksTLS)")
+        }
+    }
+
     func testAClientThatLeavesWithoutAWordIsReported() {
         let pair = InMemoryStream.pair(scheduler: scheduler)
         let server = negotiating(over: pair.1, allowsPlaintext: false)
