@@ -60,18 +60,23 @@ extension Identity {
             EVP_PKEY_free(key)
             throw error
         }
-        // O_EXCL with the final mode: the key is never readable by others, not even briefly,
-        // and a file someone else created meanwhile is never overwritten.
-        let fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o600)
+        // Written whole to a file of its own first (O_EXCL with the final mode: never readable
+        // by others, not even briefly), then linked into place, which fails when the file
+        // appeared meanwhile: another tool starting at the same moment reads a whole key or
+        // none, and a file someone else created is never overwritten.
+        var suffix = [UInt8](repeating: 0, count: 6)
+        _ = RAND_bytes(&suffix, Int32(suffix.count))
+        let temporary = path + ".new-" + suffix.map { String($0, radix: 16) }.joined()
+        let fd = open(temporary, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o600)
         guard fd >= 0 else {
             let code = errno
             EVP_PKEY_free(key)
-            if code == EEXIST { return nil }
             if code == ENOENT {
                 throw SecureTransportError(.keyFileUnusable, "cannot create the identity key '\(path)': its directory does not exist; create it (mode 700) or give another path", errno: code)
             }
             throw unusable("create", path, code)
         }
+        defer { unlink(temporary) }
         var written = 0
         while written < pem.count {
             let result = pem[written...].withUnsafeBytes { Glibc.write(fd, $0.baseAddress, $0.count) }
@@ -79,19 +84,23 @@ extension Identity {
             guard result > 0 else {
                 let code = errno
                 Glibc.close(fd)
-                unlink(path)
                 EVP_PKEY_free(key)
                 throw unusable("write", path, code)
             }
             written += result
         }
         let synced = fsync(fd) == 0
-        let code = errno
+        var code = errno
         Glibc.close(fd)
         guard synced else {
-            unlink(path)
             EVP_PKEY_free(key)
             throw unusable("write", path, code)
+        }
+        guard link(temporary, path) == 0 else {
+            code = errno
+            EVP_PKEY_free(key)
+            if code == EEXIST { return nil }
+            throw unusable("create", path, code)
         }
         return try Identity(key: key, path: path, wasCreated: true)
     }

@@ -2,6 +2,9 @@ import CSSL
 import Glibc
 import MessagingTesting
 @testable import SecureTransport
+import Foundation
+import Synchronization
+import TransportCore
 import XCTest
 
 /// Identity key files: created 0600 without a race, reloaded to the same key, refused like ssh
@@ -26,6 +29,22 @@ final class IdentityTests: XCTestCase {
         XCTAssertFalse(loaded.wasCreated)
         XCTAssertEqual(loaded.fingerprint, created.fingerprint)
         XCTAssertNotEqual(try Identity.ephemeral().fingerprint, created.fingerprint)
+    }
+
+    func testToolsStartingAtOnceOnFirstUseEndWithOneKey() throws {
+        let directory = try TemporaryDirectory()
+        for round in 0..<20 {
+            let path = directory.path + "/identity-\(round).pem"
+            let results = Mutex<[Result<PublicKeyFingerprint, SecureTransportError>]>([])
+            DispatchQueue.concurrentPerform(iterations: 4) { _ in
+                let result = Result { () throws(SecureTransportError) in try Identity.loadOrCreate(at: path).fingerprint }
+                results.withLock { $0.append(result) }
+            }
+            let keys = try results.withLock { try $0.map { try $0.get() } }
+            XCTAssertEqual(Set(keys).count, 1, "every tool reads the one key that was made (round \(round))")
+        }
+        let leftovers = try FileManager.default.contentsOfDirectory(atPath: directory.path).filter { $0.contains(".new-") }
+        XCTAssertEqual(leftovers, [], "no temporary file is left behind")
     }
 
     func testIdentitiesLoadedFromOneFileRecogniseEachOther() throws {
