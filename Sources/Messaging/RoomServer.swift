@@ -115,6 +115,9 @@ public final class RoomServer: @unchecked Sendable {
         let link: PeerLink
         let peer: String
         let host: String
+        /// Its exact address (IPv4-mapped as IPv4): what names bound to keys are counted by,
+        /// since a whole IPv6 LAN shares one /64 (`host`).
+        let address: String
         /// Whether it counts among the connections that have not said HELLO.
         var isPending = true
         /// Its member number, once it joined (probes and refused connections get none).
@@ -134,11 +137,12 @@ public final class RoomServer: @unchecked Sendable {
         var nextSequence: UInt64 = 0
         /// Since when more than 1 MiB has been waiting to be sent to it.
         var congestedSince: ContinuousClock.Instant?
-        init(id: Int, link: PeerLink, peer: String, host: String) {
+        init(id: Int, link: PeerLink, peer: String, host: String, address: String) {
             self.id = id
             self.link = link
             self.peer = peer
             self.host = host
+            self.address = address
         }
     }
 
@@ -199,7 +203,8 @@ public final class RoomServer: @unchecked Sendable {
         let link = PeerLink(stream, scheduler: scheduler, handshakeTimeout: options.handshakeTimeout,
                             heartbeatInterval: options.heartbeatInterval)
         let host = stream.peer?.address.hostKey ?? "unknown"
-        let member = Member(id: nextID, link: link, peer: stream.peer?.description ?? "an unknown address", host: host)
+        let address = stream.peer.map { $0.address.unmappedIPv4?.description ?? $0.addressWithScope } ?? "unknown"
+        let member = Member(id: nextID, link: link, peer: stream.peer?.description ?? "an unknown address", host: host, address: address)
         nextID += 1
         members[member.id] = member
         link.start(onMessage: { [self] message in received(message, from: member) },
@@ -359,13 +364,13 @@ public final class RoomServer: @unchecked Sendable {
         let name = replaced?.name ?? roster.availableName(requested: hello.name, reserved: [options.name], isTaken: isTaken)
         if let key {
             do throws(NameBindings.Refusal) {
-                try bindings.bind(MemberName.comparisonKey(name), to: key, host: member.host, at: scheduler.now)
+                try bindings.bind(MemberName.comparisonKey(name), to: key, host: member.address, at: scheduler.now)
             } catch .roomFull {
                 return member.link.reject(ProtocolError(.serverFull,
                     "the room has bound \(counted(bindings.capacity, "name")) to keys, all of members in the room: a key that has a name here may join with it; try again once someone left"))
             } catch {
                 return member.link.reject(ProtocolError(.serverFull,
-                    "\(counted(bindings.perHost, "name")) are bound to keys of members from \(member.host), the most one host may bind (only your own key's names may make room): join with a name your key already has here, or once one of the others left"))
+                    "\(counted(bindings.perHost, "name")) are bound to keys of members from \(member.address), all in the room, the most one address may bind: join with a name your key already has here, or once one of them left"))
             }
         }
         if let replaced { replace(replaced) }

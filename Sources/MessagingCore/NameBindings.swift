@@ -9,8 +9,10 @@
 /// room with names:
 /// - a name is kept while its member is away only once it stayed `settling` (20 s) in the
 ///   room; a member who leaves sooner lets its name go (a churning peer binds nothing);
-/// - at most `perHost` names from one host: at that bound only the asking key's own name of a
-///   member who is away is let go, never another key's (else `hostFull`);
+/// - at most `perHost` names from one address (counted by exact address: a whole IPv6 LAN
+///   shares one /64): at that bound the asking key's own newest name of a member who is away
+///   is let go, else the address's newest such name (peers that share an address, one machine
+///   or a NAT, can push out each other's away names; nobody else's), else `hostFull`;
 /// - at most `capacity` names in the room: at that bound the name bound most recently among
 ///   those whose member is away is let go (else `roomFull`, when every member is present).
 /// So taking an away member's name needs the room filled with `capacity` names that each
@@ -41,7 +43,7 @@ public struct NameBindings: Sendable {
 
     /// Names bound at most in the room.
     public let capacity: Int
-    /// Names bound at most by the members of one host (`IPAddress.hostKey`).
+    /// Names bound at most by the members of one address.
     public let perHost: Int
     private var bindingByName: [String: Binding] = [:]
     private var countByHost: [String: Int] = [:]
@@ -80,7 +82,8 @@ public struct NameBindings: Sendable {
         }
         var letGo: String?
         if countByHost[host, default: 0] >= perHost {
-            guard let newest = newestAway(where: { $0.host == host && $0.owner == key }) else { throw .hostFull }
+            guard let newest = newestAway(where: { $0.host == host && $0.owner == key }) ?? newestAway(where: { $0.host == host })
+            else { throw .hostFull }
             remove(newest)
             letGo = newest
         }

@@ -114,13 +114,14 @@ final class MemberKeysTests: XCTestCase {
         bindings.left("b", key: "K2", at: now)
         bindings.left("c", key: "K3", at: now)
         bindings.left("c", key: "K9", at: now) // not its owner: changes nothing
-        XCTAssertThrowsError(try bindings.bind("x", to: "K8", host: "h2", at: now), "h2 is full and K8 has no away name there") {
+        XCTAssertEqual(try bindings.bind("d", to: "K2", host: "h2", at: now), "b", "h2 is full: the asking key's own away name goes first")
+        XCTAssertEqual(try bindings.bind("x", to: "K8", host: "h2", at: now), "c", "then the address's newest away name")
+        XCTAssertThrowsError(try bindings.bind("y", to: "K9", host: "h2", at: now), "h2's names are all present") {
             XCTAssertEqual($0 as? NameBindings.Refusal, .hostFull)
         }
-        XCTAssertEqual(try bindings.bind("d", to: "K3", host: "h2", at: now), "c", "h2 is full: the asking key's own away name goes")
-        XCTAssertEqual(try bindings.bind("e", to: "K5", host: "h3", at: now), "b", "the room is full: the newest away binding goes, not the oldest")
+        bindings.left("a", key: "K1", at: now)
+        XCTAssertEqual(try bindings.bind("e", to: "K5", host: "h3", at: now), "a", "the room is full: its newest away name goes, not the oldest")
         XCTAssertEqual(bindings.owner(of: "old"), "K0")
-        bindings.left("old", key: "K0", at: now)
         try bindings.bind("old", to: "K0", host: "h1", at: now) // back: present again
         XCTAssertThrowsError(try bindings.bind("f", to: "K6", host: "h3", at: now)) { XCTAssertEqual($0 as? NameBindings.Refusal, .roomFull, "all present") }
         XCTAssertEqual(bindings.count, 4)

@@ -139,15 +139,15 @@ final class RoomServerKeysTests: XCTestCase {
         XCTAssertEqual(server.names, ["host", "alice", "alice-home"])
     }
 
-    func testAHostBindsAtMost64NamesAndOnlyTheAskingKeysOwnAwayNameMakesRoom() {
+    func testAnAddressBindsAtMost64NamesAndLetsGoOfItsNewestAwayOneFirst() {
         let present = (0..<63).map { join("m\($0)", key: Self.key(1, UInt8($0))) }
         leave(join("m63", key: Self.key(1, 63)))
-        let refused = join("one-more", key: Self.key(2), host: 1)
-        XCTAssertNil(welcome(of: refused), "m63 is another key's: its name is not let go for this one")
-        XCTAssertEqual(errors(of: refused),
-                       ["server-full: 64 names are bound to keys of members from 10.0.0.1, the most one host may bind (only your own key's names may make room): join with a name your key already has here, or once one of the others left"])
-        XCTAssertEqual(welcome(of: join("one-more", key: Self.key(1, 63), host: 1)), "one-more", "m63's own key lets m63 go")
+        XCTAssertEqual(welcome(of: join("one-more", key: Self.key(2), host: 1)), "one-more", "m63's binding (away, same address) made room")
         XCTAssertEqual(welcome(of: join("m63", key: Self.key(7), host: 2)), "m63", "that name is free again")
+        let refused = join("and-another", key: Self.key(3), host: 1)
+        XCTAssertNil(welcome(of: refused))
+        XCTAssertEqual(errors(of: refused),
+                       ["server-full: 64 names are bound to keys of members from 10.0.0.1, all in the room, the most one address may bind: join with a name your key already has here, or once one of them left"])
         XCTAssertEqual(welcome(of: join("m5", key: Self.key(1, 5), host: 1)), "m5", "a key keeps its own name")
         XCTAssertEqual(welcome(of: join("plain", key: nil, host: 1)), "plain", "a plaintext member binds nothing")
         XCTAssertEqual(present.count, 63)
@@ -164,14 +164,15 @@ final class RoomServerKeysTests: XCTestCase {
         XCTAssertEqual(welcome(of: join("stayed", key: Self.key(4), host: 4)), "stayed-2", "a name held 20 s stays its key's")
     }
 
-    func testAHostBindsForOtherKeysOnlyWhatItsOwnKeyLetsGo() {
+    func testAnAddressFullOfNamesTouchesNoOtherAddresssNames() {
         makeServer { $0.maximumBoundNamesPerHost = 3 }
-        leave(join("victim", key: Self.key(1)))
-        _ = join("a1", key: Self.key(2))
-        _ = join("a2", key: Self.key(2))
-        let refused = join("victim", key: Self.key(2)) // would need a fourth binding from 10.0.0.1
-        XCTAssertNil(welcome(of: refused), "another key's away name is not let go to make room on the same host")
-        XCTAssertEqual(welcome(of: join("victim", key: Self.key(1), host: 9)), "victim", "still the victim's")
+        leave(join("victim", key: Self.key(1), host: 9))
+        leave(join("b1", key: Self.key(2)))
+        leave(join("b2", key: Self.key(2)))
+        _ = join("b3", key: Self.key(2))
+        XCTAssertEqual(welcome(of: join("b4", key: Self.key(2))), "b4", "10.0.0.1 makes room with its own newest away name")
+        XCTAssertEqual(welcome(of: join("victim", key: Self.key(2))), "victim-2", "but never with another address's")
+        XCTAssertEqual(welcome(of: join("victim", key: Self.key(1), host: 9)), "victim")
     }
 
     func testAPeerChurningNamesCannotLockTheRoomOrTakeAnOlderMembersName() {
