@@ -170,6 +170,20 @@ public struct KnownPeers: Sendable {
 
     struct Problem: Error { let reason: String }
 
+    /// Why a service name read from the file is not one svc would have written, or nil: an
+    /// invisible character (a byte-order mark, a zero-width space) anywhere, or punctuation in the
+    /// type or the domain (a quoted name). Such a line may be a pin meant for a room under a name
+    /// that looks the same, so it is skipped with a warning (which stops first contacts).
+    static func oddity(in service: ServiceName) -> String? {
+        for label in service.labels where label.unicodeScalars.contains(where: { $0.properties.generalCategory == .format }) {
+            return "the service name holds an invisible character (in '\(ServiceName.escaped(label).unicodeScalars.map { $0.properties.generalCategory == .format ? "\\u{\(String($0.value, radix: 16))}" : String($0) }.joined())')"
+        }
+        for label in service.labels.dropFirst() where !label.unicodeScalars.allSatisfy({ $0.properties.isAlphabetic || $0.properties.numericType != nil || $0 == "-" || $0 == "_" }) {
+            return "the type or domain '\(ServiceName.escaped(label))' holds characters DNS names do not have"
+        }
+        return nil
+    }
+
     /// One line of at most `maximumLineLength` bytes.
     static func parse(_ line: [UInt8]) -> Result<Line, Problem> {
         let isBlank: (UInt8) -> Bool = { $0 == UInt8(ascii: " ") || $0 == UInt8(ascii: "\t") || $0 == UInt8(ascii: "\r") }
@@ -182,6 +196,7 @@ public struct KnownPeers: Sendable {
         guard let text = String(validating: first, as: UTF8.self), let service = ServiceName(presentation: text) else {
             return .failure(Problem(reason: "the service is not a DNS-SD name such as Living\\032room._p2pipp._tcp.local."))
         }
+        if let oddity = Self.oddity(in: service) { return .failure(Problem(reason: oddity)) }
         guard let keyText = String(validating: fields[1], as: UTF8.self), keyText.lowercased().hasPrefix("sha256:"),
               let key = PublicKeyFingerprint(keyText)
         else {

@@ -170,6 +170,20 @@ final class KnownPeersLenienceTests: XCTestCase {
         XCTAssertNil(given.refusalBeforeLookup(), "a key given on the command line does not depend on the file")
     }
 
+    func testNamesWithInvisibleCharactersOrPunctuatedDomainsAreSkippedSoFirstContactWaits() {
+        let key = "SHA256:ungWv48Bz+pBQUDeXa4iI7ADYaOWF3qctBD/YfIAFa0"
+        for line in ["Kitchen._p2pipp._tcp.local. \(key)\n\u{FEFF}Office._p2pipp._tcp.local. \(key)",
+                     "\"Office._p2pipp._tcp.local.\" \(key)",
+                     "Office._p2pipp._tcp.local.\u{200B} \(key)"] {
+            let peers = KnownPeers(parsing: Array((line + "\n").utf8))
+            XCTAssertNil(peers.pin(for: instance("Office")), line)
+            XCTAssertFalse(peers.warnings.isEmpty, "a pin for a look-alike name is not taken as another room's: \(line)")
+            XCTAssertNotNil(peers.uncertainty(about: instance("Office")), line)
+        }
+        XCTAssertNotNil(KnownPeers(parsing: Array("Bob's\\032\"room\"._p2pipp._tcp.local. \(key)\n".utf8)).pin(for: instance("Bob's \"room\"")),
+                        "quotes inside an instance name are fine")
+    }
+
     func testAFileNotReadWholeMakesEveryUnpinnedServiceUncertain() {
         let peers = KnownPeers(parsing: Array("Office._p2pipp._tcp.local. SHA256:ungWv48Bz+pBQUDeXa4iI7ADYaOWF3qctBD/YfIAFa0\nKit".utf8), isWhole: false)
         XCTAssertNotNil(peers.uncertainty(about: instance("Kitchen")))
