@@ -4,6 +4,7 @@ command), key fingerprints (SHA-256 of the DER SubjectPublicKeyInfo, ssh style),
 with ALPN p2pm/2, and the safety code of a session.
 
 Standard library only, plus the `openssl` command for making keys (Scripts/install-deps)."""
+import argparse
 import base64
 import ctypes
 import ctypes.util
@@ -432,3 +433,13 @@ def safety_code(tls_socket):
 def safety_code_from_exported(data):
     digits = f"{int.from_bytes(data, 'big') % 10 ** 12:012d}"
     return " ".join(digits[start:start + 3] for start in range(0, 12, 3))
+
+
+def argument_parser(prog, description):
+    """An argparse parser that reports usage errors like svc's tools: exit 64 and a pointer to --help."""
+    class Parser(argparse.ArgumentParser):
+        def error(self, message):
+            sys.stderr.write(f"Error: {message}\n{self.format_usage()}  See '{prog} --help' for more information.\n")
+            sys.exit(EXIT_USAGE)
+
+    return Parser(prog=prog, description=description, formatter_class=argparse.RawDescriptionHelpFormatter)

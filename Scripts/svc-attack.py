@@ -32,7 +32,6 @@ as a secure room must, 1 when it did not (the probes), or runs until stopped (re
 Options: --timeout SECONDS (default 5) bounds every wait of the probes; relay: --bind ADDRESS
 (default ::, dual stack) and --identity-dir DIR (default: a new key for this run).
 """
-import argparse
 import json
 import os
 import select
@@ -242,15 +241,9 @@ def relay(options):
 
 
 def parse(arguments):
-    class Parser(argparse.ArgumentParser):
-        def error(self, message):
-            sys.stderr.write(f"Error: {message}\n{self.format_usage()}  See 'svc-attack.py --help' for more "
-                             "information.\n")
-            sys.exit(p2pm.EXIT_USAGE)
-
-    parser = Parser(prog="svc-attack.py", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = p2pm.argument_parser("svc-attack.py", __doc__)
     parser.add_argument("--timeout", type=float, default=5, metavar="SECONDS", help="the longest wait (default: 5)")
-    commands = parser.add_subparsers(dest="command", required=True, parser_class=Parser)
+    commands = parser.add_subparsers(dest="command", required=True, parser_class=type(parser))
     command = commands.add_parser("relay", help="a man in the middle terminating TLS on both sides")
     command.add_argument("listen_port", type=int)
     command.add_argument("target_host")

@@ -17,7 +17,6 @@ ERROR that closed the connection, a wait that timed out); 64 usage; 69 the conne
 handshake failed (the server refused us or is not TLS 1.3 with p2pm/2); 77 the server presented a
 key other than the one expected; nothing was sent; 78 the identity key cannot be used.
 """
-import argparse
 import hashlib
 import json
 import os
@@ -331,13 +330,7 @@ def connect(options):
 
 
 def parse(arguments):
-    class Parser(argparse.ArgumentParser):
-        def error(self, message):
-            sys.stderr.write(f"Error: {message}\n{self.format_usage()}  See 'svc-peer.py --help' for more "
-                             "information.\n")
-            sys.exit(p2pm.EXIT_USAGE)
-
-    parser = Parser(prog="svc-peer.py", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = p2pm.argument_parser("svc-peer.py", __doc__)
     parser.add_argument("host", help="the server's address (IPv4, IPv6 or a name)")
     parser.add_argument("port", type=int, help="the server's TCP port")
     parser.add_argument("--plaintext", action="store_true", help="speak protocol version 1 over plain TCP")

@@ -24,6 +24,16 @@ final class TLSStreamTests: XCTestCase {
         return (client, server, pair)
     }
 
+    /// A TLS server and a hand-driven OpenSSL client over an in-memory pair, run until idle.
+    func rawClientAgainstServer(_ options: RawTLSClient.Options) throws -> (server: TLSStream, serverEnd: Endpoint, client: RawTLSClient) {
+        let pair = InMemoryStream.pair(scheduler: scheduler)
+        let server = try TLSStream(over: pair.1, scheduler: scheduler, identity: serverIdentity, role: .server)
+        let serverEnd = Endpoint(server)
+        let client = RawTLSClient(over: pair.0, options: options)
+        scheduler.run()
+        return (server, serverEnd, client)
+    }
+
     func testHandshakeGivesBothSidesTheOthersKeyAndTheSameSafetyCode() throws {
         var asked: [PublicKeyFingerprint] = []
         let (client, server, _) = try connect(trusting: { asked.append($0); return true })
@@ -218,22 +228,14 @@ final class TLSStreamTests: XCTestCase {
     }
 
     func testAClientWithoutACertificateIsRefused() throws {
-        let pair = InMemoryStream.pair(scheduler: scheduler)
-        let server = try TLSStream(over: pair.1, scheduler: scheduler, identity: serverIdentity, role: .server)
-        let serverEnd = Endpoint(server)
-        let client = RawTLSClient(over: pair.0, options: .init())
-        scheduler.run()
+        let (server, serverEnd, client) = try rawClientAgainstServer(.init())
         assertFailed(serverEnd, saying: "the client presented no key")
         XCTAssertNil(server.secureSession)
         XCTAssertNotNil(client.failure, "the client hears why (certificate required)")
     }
 
     func testAPeerSendingKeyUpdatesFasterThanAllowedIsCutOff() throws {
-        let pair = InMemoryStream.pair(scheduler: scheduler)
-        let server = try TLSStream(over: pair.1, scheduler: scheduler, identity: serverIdentity, role: .server)
-        let serverEnd = Endpoint(server)
-        let client = RawTLSClient(over: pair.0, options: .init(identity: Self.clientIdentity))
-        scheduler.run()
+        let (server, serverEnd, client) = try rawClientAgainstServer(.init(identity: Self.clientIdentity))
         XCTAssertNotNil(server.secureSession)
         client.sendKeyUpdates(TLSStream.keyUpdateBurst)
         scheduler.run()
@@ -248,11 +250,7 @@ final class TLSStreamTests: XCTestCase {
     }
 
     func testAClientWithAnRSAKeyIsRefused() throws {
-        let pair = InMemoryStream.pair(scheduler: scheduler)
-        let server = try TLSStream(over: pair.1, scheduler: scheduler, identity: serverIdentity, role: .server)
-        let serverEnd = Endpoint(server)
-        let client = RawTLSClient(over: pair.0, options: .init(presentsRSAKey: true))
-        scheduler.run()
+        let (server, serverEnd, client) = try rawClientAgainstServer(.init(presentsRSAKey: true))
         XCTAssertNil(server.secureSession, "an RSA key (which can cost a server many ECDSA checks) does not get in")
         XCTAssertTrue(serverEnd.received.isEmpty)
         XCTAssertEqual(serverEnd.closed.count, 1, "closes: \(serverEnd.closed)")
@@ -260,22 +258,14 @@ final class TLSStreamTests: XCTestCase {
     }
 
     func testAClientWithoutALPNIsRefusedAtItsHello() throws {
-        let pair = InMemoryStream.pair(scheduler: scheduler)
-        let server = try TLSStream(over: pair.1, scheduler: scheduler, identity: serverIdentity, role: .server)
-        let serverEnd = Endpoint(server)
-        let client = RawTLSClient(over: pair.0, options: .init(offersALPN: false, identity: clientIdentity))
-        scheduler.run()
+        let (server, serverEnd, client) = try rawClientAgainstServer(.init(offersALPN: false, identity: clientIdentity))
         assertFailed(serverEnd, saying: "the client did not ask for protocol p2pm/2 (ALPN)")
         XCTAssertFalse(client.isHandshakeComplete)
         XCTAssertEqual(client.failure, "tlsv1 alert no application protocol")
     }
 
     func testATLS12ClientIsRefused() throws {
-        let pair = InMemoryStream.pair(scheduler: scheduler)
-        let server = try TLSStream(over: pair.1, scheduler: scheduler, identity: serverIdentity, role: .server)
-        let serverEnd = Endpoint(server)
-        let client = RawTLSClient(over: pair.0, options: .init(maximumVersion: TLS1_2_VERSION, identity: clientIdentity))
-        scheduler.run()
+        let (server, serverEnd, client) = try rawClientAgainstServer(.init(maximumVersion: TLS1_2_VERSION, identity: clientIdentity))
         assertFailed(serverEnd, saying: "the peer does not speak TLS 1.3")
         XCTAssertFalse(client.isHandshakeComplete)
         XCTAssertNotNil(client.failure)
