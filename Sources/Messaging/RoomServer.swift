@@ -49,7 +49,7 @@ public final class RoomServer: @unchecked Sendable {
         /// Names bound to members' keys at most, for the room's life (see `NameBindings`); a
         /// member that would need one more is refused with `server-full`.
         public var maximumBoundNames = 4096
-        /// ... and at most this many bound by the members of one host.
+        /// ... and at most this many bound by the members of one address (exact: a whole IPv6 LAN shares one /64).
         public var maximumBoundNamesPerHost = 64
         /// How long a member must stay for its name to stay bound to its key while it is away
         /// (a member that leaves sooner lets the name go: see `NameBindings`).
