@@ -443,3 +443,15 @@ def argument_parser(prog, description):
             sys.exit(EXIT_USAGE)
 
     return Parser(prog=prog, description=description, formatter_class=argparse.RawDescriptionHelpFormatter)
+
+
+def run(prog, main):
+    """Runs a tool's main(arguments): its status is the exit status; a Fatal is printed as
+    'prog: message' and exits with its status; Ctrl-C exits 130."""
+    try:
+        sys.exit(main(sys.argv[1:]))
+    except Fatal as failure:
+        sys.stderr.write(f"{prog}: {failure}\n")
+        sys.exit(failure.status)
+    except KeyboardInterrupt:
+        sys.exit(130)

@@ -279,10 +279,4 @@ def main(arguments):
 
 
 if __name__ == "__main__":
-    try:
-        sys.exit(main(sys.argv[1:]))
-    except Fatal as failure:
-        sys.stderr.write(f"svc-attack.py: {failure}\n")
-        sys.exit(failure.status)
-    except KeyboardInterrupt:
-        sys.exit(130)
+    p2pm.run("svc-attack.py", main)

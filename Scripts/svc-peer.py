@@ -430,10 +430,4 @@ def main(arguments):
 
 
 if __name__ == "__main__":
-    try:
-        sys.exit(main(sys.argv[1:]))
-    except Fatal as failure:
-        sys.stderr.write(f"svc-peer.py: {failure}\n")
-        sys.exit(failure.status)
-    except KeyboardInterrupt:
-        sys.exit(130)
+    p2pm.run("svc-peer.py", main)
