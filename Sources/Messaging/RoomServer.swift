@@ -360,7 +360,8 @@ public final class RoomServer: @unchecked Sendable {
                     "the room is more than half full and \(counted(fromHost, "member")) already came from \(member.host); try again later"))
             }
         }
-        let isTaken = { [bindings] (comparisonKey: String) in bindings.isTaken(comparisonKey, by: key) }
+        // Reads the live table (a captured copy would be copied whole again by `bind` below).
+        let isTaken = { [unowned self] (comparisonKey: String) in bindings.isTaken(comparisonKey, by: key) }
         let name = replaced?.name ?? roster.availableName(requested: hello.name, reserved: [options.name], isTaken: isTaken)
         if let key {
             do throws(NameBindings.Refusal) {

@@ -120,8 +120,15 @@ public struct KnownPeersFile: Sendable {
 
     /// Loads, pins `instance` to `key`, saves. See `KnownPeers.pin(_:for:)`.
     /// - Returns: the pin with its line number.
+    /// - Throws: `PeerTrustError` also when the name is one the reader would skip (an invisible
+    ///   character, a label it cannot hold): such a line would stop every later first contact.
     @discardableResult
     public func pin(_ key: PublicKeyFingerprint, for instance: ServiceInstance) throws(PeerTrustError) -> KnownPeers.Pin {
+        let name = ServiceName(instance)
+        guard let readBack = ServiceName(presentation: name.presentation), readBack.labels == name.labels else {
+            throw PeerTrustError("the name '\(name.presentation)' cannot be written in known_peers so that it reads back")
+        }
+        if let oddity = KnownPeers.oddity(in: name) { throw PeerTrustError("known_peers does not take this name: \(oddity)") }
         var peers = try load()
         let pin = peers.pin(key, for: instance)
         try save(peers)

@@ -35,6 +35,17 @@ final class KnownPeersFileTests: XCTestCase {
         }
     }
 
+    func testANameTheReaderWouldSkipIsNotPinned() throws {
+        let file = KnownPeersFile(path: directory + "/known_peers")
+        try file.pin(keyA, for: instance("Kitchen"))
+        for odd in ["Office\u{200B}", "\u{FEFF}Office"] {
+            XCTAssertThrowsError(try file.pin(keyB, for: instance(odd)), odd)
+        }
+        let peers = try file.load()
+        XCTAssertEqual(peers.warnings, [], "nothing was written that would stop later first contacts")
+        XCTAssertEqual(peers.pins.count, 1)
+    }
+
     func testAMissingFileHasNoPinsAndPinningCreatesTheDirectory0700AndTheFile0600() throws {
         let path = directory + "/config/svc/known_peers"
         let file = KnownPeersFile(path: path)
