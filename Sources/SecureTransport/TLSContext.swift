@@ -72,12 +72,13 @@ enum TLSContext {
     }
 }
 
-/// Sees every protocol message; counts the key updates a peer sends (each costs a key
-/// derivation, and OpenSSL sets no limit).
+/// Sees every protocol message; counts the key updates and session tickets a peer sends after
+/// the handshake (each costs a key derivation; OpenSSL limits only 32 key updates in a row).
 private func noteHandshakeMessage(_ isWrite: Int32, _: Int32, _ contentType: Int32, _ bytes: UnsafeRawPointer?, _ length: Int,
                                   _ ssl: OpaquePointer?, _: UnsafeMutableRawPointer?) {
     guard isWrite == 0, contentType == SSL3_RT_HANDSHAKE, length >= 1, let bytes,
-          bytes.load(as: UInt8.self) == SSL3_MT_KEY_UPDATE, let stream = TLSContext.stream(of: ssl)
+          [SSL3_MT_KEY_UPDATE, SSL3_MT_NEWSESSION_TICKET].contains(Int32(bytes.load(as: UInt8.self))),
+          let stream = TLSContext.stream(of: ssl)
     else { return }
     stream.noteKeyUpdate()
 }

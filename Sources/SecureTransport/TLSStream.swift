@@ -90,6 +90,10 @@ public final class TLSStream: ByteStream, @unchecked Sendable {
     private var isFinishing = false
     private var isPaused = false
     private var isDeliveryScheduled = false
+    /// Ciphertext that came while reading was paused after the handshake, fed to OpenSSL on
+    /// resume: the memory BIO (whose buffer never shrinks) gets a few records at a time, never a
+    /// whole read, and this array is let go once fed.
+    private var unread: [UInt8] = []
     /// Server: the client's hello named no `p2pm/2` (the handshake fails because of it).
     private var clientOfferedNoProtocol = false
     /// The peer's key as the verify callback saw and accepted it (computed once a handshake).
@@ -204,6 +208,7 @@ public final class TLSStream: ByteStream, @unchecked Sendable {
         isDeliveryScheduled = true
         scheduler.execute { [self] in
             isDeliveryScheduled = false
+            feedUnread()
             advance()
         }
     }
@@ -219,25 +224,44 @@ public final class TLSStream: ByteStream, @unchecked Sendable {
 
     // MARK: - From the wrapped stream
 
-    /// Ciphertext from the peer.
+    /// Ciphertext from the peer (after what waits in `unread`, which comes first).
     func receive(_ bytes: [UInt8]) {
-        var offset = 0
-        while offset < bytes.count, !isClosed {
-            // A record at a time while reading goes on; the rest at once when paused.
-            let end = isPaused ? bytes.count : min(offset + Self.ciphertextSlice, bytes.count)
-            let written = bytes[offset..<end].withUnsafeBytes { BIO_write(networkIn, $0.baseAddress, Int32(clamping: $0.count)) }
+        guard !unread.isEmpty else { return feed(bytes[...]) }
+        unread.append(contentsOf: bytes)
+        feedUnread()
+    }
+
+    /// Feeds what waited while reading was paused.
+    private func feedUnread() {
+        let pending = unread
+        unread = []
+        feed(pending[...])
+    }
+
+    /// Hands ciphertext to OpenSSL a few records at a time, each followed by `advance`. While
+    /// reading is paused after the handshake the rest waits in `unread`; after the peer's
+    /// close_notify nothing more is taken (a peer could otherwise grow the BIO without end).
+    private func feed(_ bytes: ArraySlice<UInt8>) {
+        var rest = bytes
+        while !rest.isEmpty, !isClosed {
+            guard SSL_get_shutdown(ssl) & SSL_RECEIVED_SHUTDOWN == 0 else { return }
+            if isPaused, secureSession != nil { return unread.append(contentsOf: rest) }
+            ERR_clear_error()
+            let written = rest.prefix(Self.ciphertextSlice).withUnsafeBytes { BIO_write(networkIn, $0.baseAddress, Int32(clamping: $0.count)) }
             guard written > 0 else {
                 fail("cannot take the peer's data (\(OpenSSL.takeErrorText() ?? "out of memory"))")
                 return
             }
-            offset += Int(written)
+            rest = rest.dropFirst(Int(written))
             advance()
         }
     }
 
-    /// The wrapped stream ended: at once when nothing waits to be read, else once it is.
+    /// The wrapped stream ended. An orderly end comes once what was received is read (also
+    /// after a pause); a failure or reset ends this stream at once.
     func innerClosed(_ reason: Connection.CloseReason) {
         guard !isClosed else { return }
+        guard reason == .closedByPeer else { return close(reason) }
         innerEnd = reason
         advance()
     }
@@ -255,7 +279,7 @@ public final class TLSStream: ByteStream, @unchecked Sendable {
             }
         }
         readPlaintext()
-        if let innerEnd, !isClosed, !isPaused { close(innerEnd) }
+        if let innerEnd, !isClosed, !isPaused, unread.isEmpty { close(innerEnd) }
     }
 
     /// Returns true once the handshake has completed (and the session is set).
@@ -324,7 +348,7 @@ public final class TLSStream: ByteStream, @unchecked Sendable {
                     let result = SSL_read_ex(ssl, buffer.baseAddress! + count, buffer.count - count, &read)
                     error = SSL_get_error(ssl, result)
                     if keyUpdateFlood {
-                        failure = "the peer sent TLS key updates faster than \(Self.keyUpdateBurst) at once and one every \(Self.keyUpdateInterval.secondsText); cut off"
+                        failure = "the peer sent TLS key updates faster than \(Self.keyUpdateBurst) at once and one every \(Self.keyUpdateInterval.secondsText) (session tickets count too); cut off"
                         break
                     }
                     guard result == 1 else {
@@ -396,7 +420,7 @@ public final class TLSStream: ByteStream, @unchecked Sendable {
         let bytes = [UInt8](unsafeUninitializedCapacity: pending) { buffer, count in
             count = Int(max(0, BIO_read(networkOut, buffer.baseAddress, Int32(clamping: pending))))
         }
-        guard inner.isOpen else { return !isClosed }
+        guard inner.isOpen else { return false }
         return inner.send(bytes) && !isClosed
     }
 
@@ -419,7 +443,8 @@ public final class TLSStream: ByteStream, @unchecked Sendable {
         return true
     }
 
-    /// A key update came from the peer (called inside libssl, from `noteHandshakeMessage`).
+    /// A key update or a session ticket came from the peer (called inside libssl, from
+    /// `noteHandshakeMessage`): each costs a key derivation, so both count against one allowance.
     func noteKeyUpdate() {
         let now = scheduler.now
         if let last = keyUpdateCounted {
