@@ -10,7 +10,7 @@ import TransportCore
 /// What it may cost is bounded: `Limits` caps the transfers at once (per sender, per
 /// recipient, per pair, per sender's host, in all); a sender may send a relayed file's data
 /// only as far as the server granted it (`FILE_CREDIT`), and the server grants more only
-/// while the recipient's outbox, with the data granted but not yet come, stays under its mark
+/// while the recipient's outbox stays under its mark (at most one window per transfer beyond it)
 /// (back-pressure without ever holding the sender's connection: its text and pings are read
 /// all along); a transfer that passes on too little data within `idleTimeout` is ended on both
 /// sides (only data counts: an answer or an end does not), and so is one whose sender ends it

@@ -66,7 +66,7 @@ public final class Inbox: Sendable {
     let state = Mutex<[PartialKey: UInt64]>([:])
     /// For each stored base name, the variant number to try first next time (`store`).
     private let nextVariant = Mutex<[String: Int]>([:])
-    /// Files stored by this process, by content, to answer an offer of the same content with
+    /// Files stored by this process, by content and sender (`PartialKey`), to answer an offer of the same content from the same sender with
     /// the file already there (`existing(_:size:)`); at most `storedFilesRemembered`.
     let stored = Mutex(StoredFiles())
 

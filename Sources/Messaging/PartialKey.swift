@@ -3,8 +3,8 @@
 /// `<sha256 hex>-<size>-<tag>`; for a file relayed by a server,
 /// `<sha256 hex>-<size>-<member tag>-<tag>`, where the tag is derived from the server's key or
 /// address and its tag for the sender's key or host, and the member tag from the sender's room
-/// name. Eviction counts files per last tag: per sender (per host, for relayed
-/// files, whatever names it takes).
+/// name. Eviction counts files per last tag: per sender (per key, or per host for a sender
+/// without one, for relayed files, whatever names it takes).
 ///
 /// What this protects: a member cannot truncate another's partial data (a different size is a
 /// different file), and cannot learn how much of a file someone else has sent by offering its

@@ -162,7 +162,6 @@ public final class NegotiatingServerStream: ByteStream, @unchecked Sendable {
         let queued = waiting
         waiting = []
         if !queued.isEmpty, !stream.send(queued) { return }
-        if isFinishing { stream.finish() }
         stream.receive(first)
     }
 
@@ -172,7 +171,6 @@ public final class NegotiatingServerStream: ByteStream, @unchecked Sendable {
         let queued = waiting
         waiting = []
         if !queued.isEmpty, !inner.send(queued) { return }
-        if isFinishing { inner.finish() }
         upper.onBytes(first)
     }
 

@@ -23,7 +23,9 @@ enum RoomProbe {
 
     /// Returns once the service at `endpoints` said a valid `HELLO`.
     /// - Throws: `TransportError` when no address accepts a connection, `Failure` when the
-    ///   service does not say `HELLO` within `timeout` or says something else.
+    ///   service announces a malformed `key=`, presents another key, or does not say `HELLO`
+    ///   within `timeout` or says something else, `SecureTransportError` when no key can be made
+    ///   for the probe.
     static func check(_ endpoints: [SocketEndpoint], announcedKey: String?, timeout: Duration) async throws {
         var expected: PublicKeyFingerprint?
         if let announcedKey {
