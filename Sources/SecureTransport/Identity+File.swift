@@ -140,7 +140,7 @@ extension Identity {
         }
         ERR_clear_error()
         guard let key else { throw notAKey }
-        guard isP256(key) else {
+        guard OpenSSL.isP256(key) else {
             EVP_PKEY_free(key)
             throw notAKey
         }

@@ -97,16 +97,6 @@ public final class Identity: @unchecked Sendable {
         return key
     }
 
-    /// Whether `key` is an ECDSA P-256 key, the only kind svc makes and loads.
-    static func isP256(_ key: OpaquePointer) -> Bool {
-        guard EVP_PKEY_is_a(key, "EC") == 1 else { return false }
-        var name = [CChar](repeating: 0, count: 64)
-        var length = 0
-        guard EVP_PKEY_get_group_name(key, &name, name.count, &length) == 1 else { return false }
-        let group = String(decoding: name.prefix(length).map { UInt8(bitPattern: $0) }, as: UTF8.self)
-        return group == "prime256v1" || group == "P-256"
-    }
-
     /// A self-signed X.509 v3 certificate for `key`: subject and issuer CN=svc, a random
     /// serial, valid from a day ago for 100 years, signed with ECDSA and SHA-256. Nothing in it
     /// but the public key matters, so it is made anew at every start.

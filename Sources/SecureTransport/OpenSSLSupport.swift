@@ -36,23 +36,18 @@ enum OpenSSL {
         return PublicKeyFingerprint(bytes: Array(digest.prefix(Int(digestLength))))
     }
 
-    /// The fingerprint of the public key in a certificate (`X509 *`).
-    static func fingerprint(ofCertificate certificate: OpaquePointer) -> PublicKeyFingerprint? {
-        guard let key = X509_get0_pubkey(certificate) else { return nil }
-        return fingerprint(ofKey: key)
+    /// Whether a key (`EVP_PKEY *`) is ECDSA on P-256, the only kind svc makes and loads.
+    static func isP256(_ key: OpaquePointer) -> Bool {
+        guard EVP_PKEY_get_base_id(key) == EVP_PKEY_EC else { return false }
+        var name = [CChar](repeating: 0, count: 32)
+        var length = 0
+        guard EVP_PKEY_get_group_name(key, &name, name.count, &length) == 1 else { return false }
+        return String(cString: name) == "prime256v1"
     }
 
     /// Whether a peer's key (`EVP_PKEY *`) is of a kind protocol version 2 uses: ECDSA on P-256
-    /// (what svc makes) or Ed25519.
+    /// or Ed25519.
     static func isAcceptedKind(_ key: OpaquePointer) -> Bool {
-        switch EVP_PKEY_get_base_id(key) {
-        case EVP_PKEY_ED25519: return true
-        case EVP_PKEY_EC:
-            var name = [CChar](repeating: 0, count: 32)
-            var length = 0
-            guard EVP_PKEY_get_group_name(key, &name, name.count, &length) == 1 else { return false }
-            return String(cString: name) == "prime256v1"
-        default: return false
-        }
+        EVP_PKEY_get_base_id(key) == EVP_PKEY_ED25519 || isP256(key)
     }
 }

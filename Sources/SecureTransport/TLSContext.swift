@@ -21,7 +21,7 @@ enum TLSContext {
     static let signatureAlgorithms = "ECDSA+SHA256:ed25519"
 
     /// The one application protocol, as ALPN names it.
-    static let applicationProtocol = Array("p2pm/2".utf8)
+    static let applicationProtocol = Array(TLSStream.applicationProtocol.utf8)
 
     /// Builds the context for `role` from a key (`EVP_PKEY *`) and its certificate (`X509 *`);
     /// the caller owns the result.
