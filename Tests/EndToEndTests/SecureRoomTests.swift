@@ -284,6 +284,10 @@ final class SecureRoomAttackTests: SecureRoomTestCase {
         // The owner's key comes back and gets its name.
         let back = try join(ownerKey, from: "b")
         XCTAssertEqual(welcomedName(back), "alice", back.transcript)
+        // The member hears WELCOME before the publisher's own line about it is read here.
+        let backKey = ownerIdentity, firstClient = joined(publisher, "alice").first?["client"] as? Int
+        XCTAssertNotNil(publisher.waitForEvent { $0["event"] as? String == "joined" && $0["name"] as? String == "alice"
+                                                 && $0["key"] as? String == backKey && $0["client"] as? Int != firstClient }, publisher.transcript)
         XCTAssertEqual(joined(publisher, "alice").count, 2, publisher.transcript)
         XCTAssertTrue(joined(publisher, "alice").allSatisfy { $0["key"] as? String == ownerIdentity }, "only the owner's key ever joined as alice: " + publisher.transcript)
         leave(back)
