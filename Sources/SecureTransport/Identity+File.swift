@@ -36,6 +36,7 @@ extension Identity {
     ///   `.keyFileUnusable` (cannot read or create), `.notAKey` (the file holds no P-256
     ///   private key in PEM).
     public static func loadOrCreate(at path: String) throws(SecureTransportError) -> Identity {
+        OpenSSL.started
         // Another process may create the file between our open and our create: then read it.
         for _ in 0..<3 {
             let fd = open(path, O_RDONLY | O_CLOEXEC)

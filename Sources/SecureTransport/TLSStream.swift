@@ -430,7 +430,7 @@ public final class TLSStream: ByteStream, @unchecked Sendable {
     /// policy's answer for the client.
     func acceptsPeerCertificate(_ certificate: OpaquePointer) -> Bool {
         guard let publicKey = X509_get0_pubkey(certificate), OpenSSL.isAcceptedKind(publicKey),
-              let key = OpenSSL.fingerprint(ofKey: publicKey)
+              let key = OpenSSL.fingerprint(ofCertificate: certificate)
         else {
             peerKeyOfOtherKind = true
             return false

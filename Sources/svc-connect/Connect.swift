@@ -46,7 +46,13 @@ struct SvcConnect {
             printer.print(event)
         }
         do {
-            try await client.connect()
+            do {
+                try await client.connect()
+            } catch {
+                // An unusable key file is what the user must fix first, whatever else failed.
+                try trust.checkIdentity()
+                throw error
+            }
         } catch let error as RoomClient.UntrustedServer {
             throw trust.failure(error)
         } catch let error as DNSSDError where error.code == .noSuchName {

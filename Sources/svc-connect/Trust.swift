@@ -24,7 +24,7 @@ final class ConnectTrust: Sendable {
     private let instance: ServiceInstance
     private let file: KnownPeersFile
     /// Nil only with `--allow-plaintext`, which never uses TLS.
-    private let identity: Identity?
+    private let identity: IdentityLoad?
     private let state: Mutex<State>
 
     /// Reads known_peers and the identity, and checks the options against the pin.
@@ -51,15 +51,17 @@ final class ConnectTrust: Sendable {
             do throws(SecureTransportError) {
                 let path: String
                 if let given = options.identity { path = given } else { path = try Identity.defaultPath() }
-                let identity = try Identity.loadOrCreate(at: path)
-                if identity.wasCreated, let path = identity.path {
-                    Console.note("made a new key for this user: \(path) (\(identity.fingerprint.full))")
-                }
-                self.identity = identity
+                identity = IdentityLoad(path: path)
             } catch {
                 throw ToolFailure(.configuration, error.message)
             }
         }
+    }
+
+    /// Waits for the identity and says why it cannot be used: the error to exit with (78) when
+    /// the key file is unusable, whatever else went wrong meanwhile; nothing otherwise.
+    func checkIdentity() throws {
+        _ = try identity?.wait()
     }
 
     /// For `RoomClient.Options.securing`: at each attempt, the policy's decision for what the
@@ -80,7 +82,7 @@ final class ConnectTrust: Sendable {
             case .secure(let expectation):
                 guard let identity else { throw RoomClient.UntrustedServer("no identity key was loaded for TLS") }
                 return { connection, queue in
-                    try TLSStream(over: connection, scheduler: DispatchScheduler(queue: queue), identity: identity,
+                    try TLSStream(over: connection, scheduler: DispatchScheduler(queue: queue), identity: identity.wait(),
                                   role: .client(acceptsServerKey: expectation.accepts))
                 }
             }
@@ -130,5 +132,41 @@ final class ConnectTrust: Sendable {
     private static func failure(_ refusal: TrustPolicy.Refusal) -> ToolFailure {
         if let warning = refusal.warning { Console.raw(warning + "\n", toStandardError: true) }
         return ToolFailure(ExitCode(refusal.exitCode), refusal.message)
+    }
+}
+
+/// The identity, loaded on a thread of its own from the start: reading and decoding the key,
+/// building the certificate and the client's TLS context take a few milliseconds that are
+/// spent while the service is being looked up, not before.
+private final class IdentityLoad: Sendable {
+    private let loaded = Mutex<Result<Identity, ToolFailure>?>(nil)
+    private let done = DispatchGroup()
+
+    init(path: String) {
+        done.enter()
+        DispatchQueue.global(qos: .userInitiated).async { [self] in
+            let result: Result<Identity, ToolFailure>
+            do throws(SecureTransportError) {
+                let identity = try Identity.loadOrCreate(at: path)
+                if identity.wasCreated, let path = identity.path {
+                    Console.note("made a new key for this user: \(path) (\(identity.fingerprint.full))")
+                }
+                try identity.prepareForConnecting()
+                result = .success(identity)
+            } catch {
+                result = .failure(ToolFailure(.configuration, error.message))
+            }
+            loaded.withLock { $0 = result }
+            done.leave()
+        }
+    }
+
+    /// The identity once loaded.
+    /// - Throws: `ToolFailure` (78) when the key file cannot be used.
+    func wait() throws(ToolFailure) -> Identity {
+        done.wait()
+        // Set before `leave()`, so never nil here.
+        guard let result = loaded.withLock({ $0 }) else { throw ToolFailure(.configuration, "the identity was not loaded") }
+        return try result.get()
     }
 }

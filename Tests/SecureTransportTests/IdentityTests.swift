@@ -47,6 +47,26 @@ final class IdentityTests: XCTestCase {
         XCTAssertEqual(leftovers, [], "no temporary file is left behind")
     }
 
+    func testTheFingerprintIsTheSHA256OfThePublicKeyAsTheOpenSSLToolWritesIt() throws {
+        let directory = try TemporaryDirectory()
+        let path = directory.path + "/identity.pem"
+        let identity = try Identity.loadOrCreate(at: path)
+        try identity.prepareForConnecting()
+        let tool = Process()
+        tool.executableURL = URL(fileURLWithPath: "/usr/bin/openssl")
+        tool.arguments = ["pkey", "-in", path, "-pubout", "-outform", "DER"]
+        let output = Pipe()
+        tool.standardOutput = output
+        try tool.run()
+        let spki = output.fileHandleForReading.readDataToEndOfFile()
+        tool.waitUntilExit()
+        XCTAssertEqual(tool.terminationStatus, 0)
+        var digest = [UInt8](repeating: 0, count: 32)
+        var length: UInt32 = 0
+        XCTAssertEqual(Array(spki).withUnsafeBytes { EVP_Digest($0.baseAddress, $0.count, &digest, &length, EVP_sha256(), nil) }, 1)
+        XCTAssertEqual(identity.fingerprint, PublicKeyFingerprint(bytes: digest))
+    }
+
     func testIdentitiesLoadedFromOneFileRecogniseEachOther() throws {
         let directory = try TemporaryDirectory()
         let path = directory.path + "/identity.pem"
