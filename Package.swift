@@ -82,7 +82,8 @@ let package = Package(
 
         .executableTarget(
             name: "svc-publish",
-            dependencies: ["DNSSD", "DiscoveryCore", "TransportPOSIX", "TransportCore", "Messaging", "MessagingCore", "CommandLineSupport", "MessagingCommandLine", "SecureTransport"]
+            dependencies: ["DNSSD", "DiscoveryCore", "TransportPOSIX", "TransportCore", "Messaging", "MessagingCore", "CommandLineSupport", "MessagingCommandLine", "SecureTransport",
+                           "FirewallRules", "HostFirewall"]
         ),
         .executableTarget(
             name: "svc-browse",
@@ -113,6 +114,7 @@ let package = Package(
         .testTarget(name: "MessagingCoreTests", dependencies: ["MessagingCore"]),
         .testTarget(name: "SafeTextTests", dependencies: ["SafeText"]),
         .testTarget(name: "FirewallRulesTests", dependencies: ["FirewallRules"]),
+        .testTarget(name: "HostFirewallTests", dependencies: ["HostFirewall"]),
         .testTarget(name: "PeerTrustTests", dependencies: ["PeerTrust", "TransportCore", "DiscoveryCore"]),
         .testTarget(name: "MessagingTests", dependencies: ["Messaging", "MessagingCore", "MessagingTesting", "TransportCore", "TransportPOSIX"]),
         .testTarget(name: "DNSSDTests", dependencies: ["DNSSD", "DiscoveryCore"]),

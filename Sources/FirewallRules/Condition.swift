@@ -47,9 +47,7 @@ enum Condition: Sendable, Equatable {
                 return Self.truth(names.contains { Self.interface(name, matches: $0) }, negated)
             }
             // From another host: never the loopback; any other name cannot be told.
-            if names.allSatisfy({ Self.interface("lo", matches: $0) && !Self.interface("eth0", matches: $0) }) {
-                return Self.truth(false, negated)
-            }
+            if names.allSatisfy({ $0 == "lo" }) { return Self.truth(false, negated) }
             return .unknown
         case .packetType(let types, let negated):
             return Self.truth(types.contains(packet.multicastGroup == nil ? "host" : "multicast"), negated)

@@ -27,7 +27,8 @@ extension FirewallRuleset {
             let result = walk.run()
             guard result.status != .allowed else { continue }
             answer.fixes.append(Self.fix(for: packet, in: base))
-            if result.status > answer.status || (result.status == answer.status && answer.decidingRule == nil && answer.unclearRule == nil) {
+            // The first chain (by priority) with the worst answer decides.
+            if result.status > answer.status {
                 answer.status = result.status
                 answer.decidingRule = result.deciding
                 answer.unclearRule = result.unclear

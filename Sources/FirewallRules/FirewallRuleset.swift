@@ -63,7 +63,7 @@ public struct FirewallRuleset: Sendable, Equatable {
         }
     }
 
-    /// The base chains and every chain of their tables, keyed by `tableKey`.
+    /// The base chains, by priority, and every chain of their tables, keyed by `key(_:_:_:_:)`.
     var baseChains: [BaseChain] = []
     var chains: [String: Chain] = [:]
 
