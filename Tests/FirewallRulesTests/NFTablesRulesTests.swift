@@ -54,6 +54,31 @@ final class NFTablesRulesTests: XCTestCase {
         XCTAssertEqual(rules.openTCPPorts(), [4242])
     }
 
+    func testNamedSetsAndVerdictMapsOnPorts() throws {
+        let text = #"""
+            {"nftables": [{"table": {"family": "ip6", "name": "f"}},
+             {"set": {"family": "ip6", "table": "f", "name": "open", "type": "inet_service", "flags": ["interval"],
+                      "elem": [{"elem": {"val": 8080, "comment": "web"}}, {"range": [9000, 9100]}]}},
+             {"chain": {"family": "ip6", "table": "f", "name": "in", "type": "filter", "hook": "input", "prio": -5, "policy": "drop"}},
+             {"rule": {"family": "ip6", "table": "f", "chain": "in", "handle": 4, "expr": [
+               {"vmap": {"key": {"payload": {"protocol": "tcp", "field": "dport"}}, "data": {"set": [[22, {"accept": null}], [23, {"drop": null}]]}}}]}},
+             {"rule": {"family": "ip6", "table": "f", "chain": "in", "handle": 5, "expr": [
+               {"match": {"op": "==", "left": {"payload": {"protocol": "tcp", "field": "dport"}}, "right": "@open"}}, {"accept": null}]}}]}
+            """#
+        let rules = try FirewallRuleset(nftablesJSON: text)
+        for port: UInt16 in [22, 8080, 9000, 9050, 9100] {
+            XCTAssertEqual(rules.check(IncomingPacket.tcp(port: port, .ipv6)).status, .allowed, "port \(port)")
+            // An ip6 table says nothing about IPv4.
+            XCTAssertEqual(rules.check(IncomingPacket.tcp(port: port, .ipv4)).status, .allowed, "port \(port)")
+        }
+        let telnet = rules.check(.tcp(port: 23))
+        XCTAssertEqual(telnet.status, .blocked)
+        XCTAssertEqual(telnet.decidingRule, "nftables table ip6 f, chain in: (handle 4) tcp dport 23 : drop")
+        XCTAssertEqual(telnet.fixes, ["nft insert rule ip6 f in tcp dport 23 accept"])
+        XCTAssertEqual(rules.check(.tcp(port: 9101)).decidingRule, "nftables table ip6 f, chain in: policy drop")
+        XCTAssertEqual(rules.openTCPPorts(limit: 5), [8080, 9000])
+    }
+
     func testEmptyRulesetAllowsEverything() throws {
         let rules = try FirewallRuleset(nftablesJSON: #"{"nftables": [{"metainfo": {"version": "1.0.6", "json_schema_version": 1}}]}"#)
         XCTAssertTrue(rules.isEmpty)
