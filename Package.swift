@@ -58,10 +58,15 @@ let package = Package(
         .target(name: "MessagingCore", dependencies: ["SafeText"]),
         // Which key each service is pinned to (known_peers) and whom svc-connect trusts; file I/O, no C.
         .target(name: "PeerTrust", dependencies: ["TransportCore", "DiscoveryCore"]),
+        // Whether the host firewall's rules (nftables JSON, iptables-save) let mDNS and a TCP
+        // port in, and the rule that would; parsing and reasoning only.
+        .target(name: "FirewallRules"),
 
         // I/O: the only importer of CDNSSD, and the POSIX socket layer.
         .target(name: "DNSSD", dependencies: ["CDNSSD", "DiscoveryCore", "TransportCore"]),
         .target(name: "TransportPOSIX", dependencies: ["TransportCore"]),
+        // Runs nft and iptables-save (bounded, with a timeout) and hands their output to FirewallRules.
+        .target(name: "HostFirewall", dependencies: ["FirewallRules"]),
         // Identity keys and TLS 1.3 over any ByteStream: the only importer of CSSL.
         .target(name: "SecureTransport", dependencies: ["CSSL", "TransportCore", "TransportPOSIX"]),
         // Rooms, heartbeats, reconnects and file transfer over TransportPOSIX.
@@ -77,7 +82,8 @@ let package = Package(
 
         .executableTarget(
             name: "svc-publish",
-            dependencies: ["DNSSD", "DiscoveryCore", "TransportPOSIX", "TransportCore", "Messaging", "MessagingCore", "CommandLineSupport", "MessagingCommandLine", "SecureTransport"]
+            dependencies: ["DNSSD", "DiscoveryCore", "TransportPOSIX", "TransportCore", "Messaging", "MessagingCore", "CommandLineSupport", "MessagingCommandLine", "SecureTransport",
+                           "FirewallRules", "HostFirewall"]
         ),
         .executableTarget(
             name: "svc-browse",
@@ -107,6 +113,8 @@ let package = Package(
         .testTarget(name: "TransportCoreTests", dependencies: ["TransportCore"]),
         .testTarget(name: "MessagingCoreTests", dependencies: ["MessagingCore"]),
         .testTarget(name: "SafeTextTests", dependencies: ["SafeText"]),
+        .testTarget(name: "FirewallRulesTests", dependencies: ["FirewallRules"]),
+        .testTarget(name: "HostFirewallTests", dependencies: ["HostFirewall"]),
         .testTarget(name: "PeerTrustTests", dependencies: ["PeerTrust", "TransportCore", "DiscoveryCore"]),
         .testTarget(name: "MessagingTests", dependencies: ["Messaging", "MessagingCore", "MessagingTesting", "TransportCore", "TransportPOSIX"]),
         .testTarget(name: "DNSSDTests", dependencies: ["DNSSD", "DiscoveryCore"]),

@@ -47,6 +47,7 @@ struct SvcPublish {
             ("domain", .string(options.domain.name)), ("port", .integer(Int(listener.port))),
             ("key", .string(identity.fingerprint.full)),
         ])
+        FirewallWarnings.start(port: listener.port)
 
         let queue = DispatchQueue(label: "svc.publish")
         var roomOptions = RoomServer.Options(name: name)

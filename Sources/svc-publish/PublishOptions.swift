@@ -38,7 +38,7 @@ struct PublishOptions: Sendable {
             .init("name", value: "name", help: "The instance name, 1 to 63 bytes of UTF-8 (default: the host name)."),
             .serviceType,
             .domain,
-            .init("port", value: "port", help: "The TCP port to listen on (default: 0, any free port)."),
+            .init("port", value: "port", help: "The TCP port to listen on (default: 0, any free port). Give one the firewall lets in when it only allows fixed ports."),
             .init("txt", value: "key=value", repeatable: true, help: "A TXT record item: key=value, key= or key alone."),
             .init("conflict", value: "policy", help: "When the name is taken: rename (default) or fail."),
             .json,
@@ -77,6 +77,12 @@ struct PublishOptions: Sendable {
             sees too: read them to each other to be sure nobody is in between. A name
             belongs to the first key that joined with it, for the life of the room. A client
             without TLS is refused (tls-required) unless --allow-plaintext.
+
+            When it can read the local firewall (nftables or iptables; it needs root), it
+            says on standard error if the firewall would drop incoming TCP to its port or
+            mDNS (UDP 5353), naming the rule and the command that lets the traffic in. A
+            firewall that only allows fixed ports: publish on one of them with --port
+            (svc-publish names the ones it found).
 
             OUTPUT:
               registered "<name>" <type> <domain> port <port> key <key>
