@@ -23,6 +23,7 @@ let package = Package(
         .executable(name: "svc-publish", targets: ["svc-publish"]),
         .executable(name: "svc-browse", targets: ["svc-browse"]),
         .executable(name: "svc-connect", targets: ["svc-connect"]),
+        .executable(name: "svc-doctor", targets: ["svc-doctor"]),
     ],
     targets: [
         // Avahi's Bonjour compatibility library (dns_sd.h); only DNSSD imports it.
@@ -58,6 +59,9 @@ let package = Package(
         .target(name: "MessagingCore", dependencies: ["SafeText"]),
         // Which key each service is pinned to (known_peers) and whom svc-connect trusts; file I/O, no C.
         .target(name: "PeerTrust", dependencies: ["TransportCore", "DiscoveryCore"]),
+        // svc-doctor's checks as functions of what was observed (config files, /proc lines,
+        // interfaces, probe results) and its report; no I/O, no C.
+        .target(name: "HostDiagnosis", dependencies: ["TransportCore"]),
 
         // I/O: the only importer of CDNSSD, and the POSIX socket layer.
         .target(name: "DNSSD", dependencies: ["CDNSSD", "DiscoveryCore", "TransportCore"]),
@@ -87,6 +91,10 @@ let package = Package(
             name: "svc-connect",
             dependencies: ["DNSSD", "DiscoveryCore", "TransportPOSIX", "TransportCore", "Messaging", "MessagingCore", "CommandLineSupport", "MessagingCommandLine", "PeerTrust", "SecureTransport"]
         ),
+        .executableTarget(
+            name: "svc-doctor",
+            dependencies: ["HostDiagnosis", "DNSSD", "DiscoveryCore", "TransportPOSIX", "TransportCore", "CommandLineSupport"]
+        ),
 
         // The load generator that Scripts/bench and Scripts/stress drive (not a product).
         .executableTarget(
@@ -107,6 +115,7 @@ let package = Package(
         .testTarget(name: "TransportCoreTests", dependencies: ["TransportCore"]),
         .testTarget(name: "MessagingCoreTests", dependencies: ["MessagingCore"]),
         .testTarget(name: "SafeTextTests", dependencies: ["SafeText"]),
+        .testTarget(name: "HostDiagnosisTests", dependencies: ["HostDiagnosis", "TransportCore"]),
         .testTarget(name: "PeerTrustTests", dependencies: ["PeerTrust", "TransportCore", "DiscoveryCore"]),
         .testTarget(name: "MessagingTests", dependencies: ["Messaging", "MessagingCore", "MessagingTesting", "TransportCore", "TransportPOSIX"]),
         .testTarget(name: "DNSSDTests", dependencies: ["DNSSD", "DiscoveryCore"]),
