@@ -24,9 +24,18 @@ enum Processes {
         return own == other
     }
 
-    /// The processes of this network namespace whose name is `name`.
+    /// Whether `pid` has exited and waits to be reaped (state Z or X in `/proc/PID/stat`):
+    /// where nobody reaps (some container init processes), a stopped daemon stays such a
+    /// zombie under its name, with no namespaces left to read.
+    static func isDefunct(_ pid: Int32) -> Bool {
+        guard let stat = try? SystemFiles.read("/proc/\(pid)/stat", limit: 1024), let close = stat.lastIndex(of: ")") else { return true }
+        let state = stat[stat.index(after: close)...].drop { $0 == " " }.first
+        return state == "Z" || state == "X"
+    }
+
+    /// The live processes of this network namespace whose name is `name`.
     static func named(_ name: String) -> [Int32] {
-        all().filter { self.name($0) == name && sharesNetworkNamespace($0) }
+        all().filter { self.name($0) == name && !isDefunct($0) && sharesNetworkNamespace($0) }
     }
 
     /// Which processes hold each of `inodes` as an open socket (`/proc/PID/fd/N` ->

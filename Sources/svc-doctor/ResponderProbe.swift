@@ -16,7 +16,7 @@ enum ResponderProbe {
         let owners = Processes.socketOwners(Set(entries.map(\.inode)))
         let sockets = entries.map { entry in
             ResponderFacts.BoundSocket(address: entry.address, owners: (owners[entry.inode] ?? []).map { pid in
-                ResponderFacts.Owner(pid: pid, name: Processes.name(pid) ?? "?", commandLine: Processes.commandLine(pid).joined(separator: " "))
+                ResponderFacts.Owner(pid: pid, name: Processes.name(pid) ?? "?", commandLine: String(Processes.commandLine(pid).joined(separator: " ").prefix(200)))
             })
         }
         var facts = ResponderFacts(sockets: sockets, daemonPID: daemonPID, resolved: resolvedConfig(),

@@ -10,9 +10,6 @@ import TransportPOSIX
 /// avahi-daemon, browses for it, resolves it, looks up its addresses and connects to it, all
 /// through the daemon, then withdraws it. Every step shares one deadline, so it never hangs.
 enum SelfTest {
-    /// The probe's service type: no other program browses it.
-    static let serviceType = try! ServiceType("_svc-doctor._tcp") // a valid constant
-
     static func run(timeout: Duration) async -> SelfTestFacts {
         var facts = SelfTestFacts()
         let deadline = ContinuousClock.now + timeout
@@ -26,6 +23,8 @@ enum SelfTest {
             facts.completed.append(.init(.listen, "TCP port \(tcp.port)"))
 
             step = .publish
+            // The probe's own type, which no other program browses.
+            let serviceType = try ServiceType("_svc-doctor._tcp")
             let name = try InstanceName("svc-doctor probe \(getpid())")
             let registered = try await ServiceRegistration.register(.init(
                 name: name, type: serviceType, port: tcp.port, conflictPolicy: .rename, timeout: remaining(deadline)))
