@@ -20,9 +20,12 @@ public struct ResponderFacts: Sendable, Hashable {
     /// another user's, without root).
     public struct BoundSocket: Sendable, Hashable {
         public var address: IPAddress
+        /// The user that opened it (from /proc/net/udp, readable by everyone).
+        public var uid: UInt32
         public var owners: [Owner]
-        public init(address: IPAddress, owners: [Owner]) {
+        public init(address: IPAddress, uid: UInt32, owners: [Owner]) {
             self.address = address
+            self.uid = uid
             self.owners = owners
         }
     }
@@ -32,6 +35,9 @@ public struct ResponderFacts: Sendable, Hashable {
     public var readErrors: [String] = []
     /// The pid of this namespace's avahi-daemon, whose sockets are expected.
     public var daemonPID: Int32?
+    /// The user avahi-daemon runs as: without root its sockets' owners cannot be seen, but a
+    /// socket of that user is taken for the daemon's.
+    public var daemonUID: UInt32?
     public var resolved: ResolvedConfig
     /// Whether systemd-resolved runs.
     public var resolvedRunning: Bool
@@ -50,14 +56,20 @@ extension Finding {
     /// systemd-resolved holding 5353 is a problem (two responders answer for this host and
     /// contend for the port); any other program is a warning (a browser or a library may hold
     /// the port harmlessly, but unicast replies can reach it instead of Avahi); a socket whose
-    /// owner cannot be seen is a warning.
+    /// owner cannot be seen is a warning, unless it belongs to avahi-daemon's user.
     public static func responders(_ facts: ResponderFacts) -> Finding {
         let title = "other mDNS responders"
         var observed: [String] = []
         var others: [ResponderFacts.Owner] = []
         var unknown: [IPAddress] = []
         for socket in facts.sockets {
-            if socket.owners.isEmpty { unknown.append(socket.address) }
+            if socket.owners.isEmpty {
+                if let uid = facts.daemonUID, socket.uid == uid, uid != 0 {
+                    observed.append("UDP \(socket.address):5353 held by uid \(uid): avahi-daemon's user")
+                } else {
+                    unknown.append(socket.address)
+                }
+            }
             for owner in socket.owners {
                 let isDaemon = owner.pid == facts.daemonPID || (facts.daemonPID == nil && owner.name == "avahi-daemon")
                 observed.append("UDP \(socket.address):5353 held by pid \(owner.pid) (\(owner.name))\(isDaemon ? ": avahi-daemon" : ": \(owner.commandLine)")")
@@ -78,7 +90,7 @@ extension Finding {
                            fixes: ["MulticastDNS=no in [Resolve] of /etc/systemd/resolved.conf", "sudo systemctl restart systemd-resolved"])
         }
         if !others.isEmpty || !unknown.isEmpty {
-            let names = others.map { "\($0.name) (pid \($0.pid))" } + unknown.map { _ in "an unknown process" }
+            let names = others.map { "\($0.name) (pid \($0.pid))" } + (unknown.isEmpty ? [] : ["a process that cannot be seen"])
             return Finding(check: "responders", title: title, status: .warning,
                            summary: "\(names.joined(separator: ", ")) also \(names.count == 1 ? "holds" : "hold") UDP port 5353: replies meant for Avahi may reach \(names.count == 1 ? "it" : "them")",
                            observed: observed,

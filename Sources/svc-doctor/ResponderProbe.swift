@@ -15,13 +15,14 @@ enum ResponderProbe {
         }
         let owners = Processes.socketOwners(Set(entries.map(\.inode)))
         let sockets = entries.map { entry in
-            ResponderFacts.BoundSocket(address: entry.address, owners: (owners[entry.inode] ?? []).map { pid in
+            ResponderFacts.BoundSocket(address: entry.address, uid: entry.uid, owners: (owners[entry.inode] ?? []).map { pid in
                 ResponderFacts.Owner(pid: pid, name: Processes.name(pid) ?? "?", commandLine: String(Processes.commandLine(pid).joined(separator: " ").prefix(200)))
             })
         }
         var facts = ResponderFacts(sockets: sockets, daemonPID: daemonPID, resolved: resolvedConfig(),
                                    resolvedRunning: !Processes.named("systemd-resolve").isEmpty)
         facts.readErrors = errors
+        facts.daemonUID = daemonPID.flatMap { pid in (try? SystemFiles.read("/proc/\(pid)/status", limit: 8192)).flatMap(ProcessStatus.realUID) }
         return facts
     }
 

@@ -89,18 +89,25 @@ final class CheckTests: XCTestCase {
 
     func testResponders() {
         let none = ResolvedConfig(files: [])
-        XCTAssertEqual(Finding.responders(.init(sockets: [.init(address: any4, owners: [owner(42, "avahi-daemon")])],
+        XCTAssertEqual(Finding.responders(.init(sockets: [.init(address: any4, uid: 0, owners: [owner(42, "avahi-daemon")])],
                                                 daemonPID: 42, resolved: none, resolvedRunning: false)).status, .ok)
-        let python = Finding.responders(.init(sockets: [.init(address: any4, owners: [owner(42, "avahi-daemon"), owner(7, "python3")])],
+        let python = Finding.responders(.init(sockets: [.init(address: any4, uid: 0, owners: [owner(42, "avahi-daemon"), owner(7, "python3")])],
                                               daemonPID: 42, resolved: none, resolvedRunning: false))
         XCTAssertEqual(python.status, .warning)
         XCTAssertEqual(python.fixes, ["stop or reconfigure pid 7: python3 --flag"])
-        let resolved = Finding.responders(.init(sockets: [.init(address: any4, owners: [owner(9, "systemd-resolve")])],
+        let resolved = Finding.responders(.init(sockets: [.init(address: any4, uid: 0, owners: [owner(9, "systemd-resolve")])],
                                                 daemonPID: nil, resolved: none, resolvedRunning: true))
         XCTAssertEqual(resolved.status, .problem)
         XCTAssertEqual(resolved.fixes.first, "MulticastDNS=no in [Resolve] of /etc/systemd/resolved.conf")
-        let unseen = Finding.responders(.init(sockets: [.init(address: any4, owners: [])], daemonPID: nil, resolved: none, resolvedRunning: false))
+        let unseen = Finding.responders(.init(sockets: [.init(address: any4, uid: 0, owners: []), .init(address: any4, uid: 0, owners: [])],
+                                              daemonPID: nil, resolved: none, resolvedRunning: false))
         XCTAssertEqual(unseen.status, .warning)
+        XCTAssertEqual(unseen.summary, "a process that cannot be seen also holds UDP port 5353: replies meant for Avahi may reach it")
+        var asUser = ResponderFacts(sockets: [.init(address: any4, uid: 104, owners: [])], daemonPID: 42, resolved: none, resolvedRunning: false)
+        asUser.daemonUID = 104
+        let avahiUsers = Finding.responders(asUser)
+        XCTAssertEqual(avahiUsers.status, .ok, "without root, a socket of avahi's user is avahi's")
+        XCTAssertEqual(avahiUsers.observed.first, "UDP 0.0.0.0:5353 held by uid 104: avahi-daemon's user")
         let configured = ResolvedConfig(files: [("r.conf", "[Resolve]\nMulticastDNS=yes\n")])
         XCTAssertEqual(Finding.responders(.init(sockets: [], daemonPID: nil, resolved: configured, resolvedRunning: true)).status, .warning)
         XCTAssertEqual(Finding.responders(.init(sockets: [], daemonPID: nil, resolved: configured, resolvedRunning: false)).status, .ok)

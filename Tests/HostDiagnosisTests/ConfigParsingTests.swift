@@ -77,6 +77,12 @@ final class ConfigParsingTests: XCTestCase {
         XCTAssertNil(NSSHosts(parsing: "hosts: " + String(repeating: "mdns ", count: 10_000)), "an oversized line is skipped")
     }
 
+    func testProcessStatusUID() {
+        XCTAssertEqual(ProcessStatus.realUID(in: "Name:\tavahi-daemon\nUid:\t104\t104\t104\t104\nGid:\t112\n"), 104)
+        XCTAssertNil(ProcessStatus.realUID(in: "Name:\tx\nUid:\tnope\n"))
+        XCTAssertNil(ProcessStatus.realUID(in: ""))
+    }
+
     func testResolvedMulticastDNSLastSettingWins() {
         let config = ResolvedConfig(files: [
             ("/etc/systemd/resolved.conf", "[Resolve]\n#MulticastDNS=yes\nMulticastDNS=yes\n"),
@@ -100,6 +106,7 @@ final class ConfigParsingTests: XCTestCase {
             """
         let sockets = UDPSocketEntry.sockets(boundTo: 5353, in: table)
         XCTAssertEqual(sockets.map(\.inode), [6316482, 99])
+        XCTAssertEqual(sockets.map(\.uid), [0, 0])
         XCTAssertEqual(sockets.map(\.address.description), ["0.0.0.0", "10.0.0.1"])
         let v6 = try XCTUnwrap(UDPSocketEntry(line: "  0: 000080FE00000000FF007700770000FE:14E9 00000000000000000000000000000000:0000 07 00000000:00000000 00:00000000 00000000 0 0 42 2 0 0"))
         XCTAssertEqual(v6.address.description, "fe80::77:ff:fe00:77")
