@@ -23,6 +23,7 @@ let package = Package(
         .executable(name: "svc-publish", targets: ["svc-publish"]),
         .executable(name: "svc-browse", targets: ["svc-browse"]),
         .executable(name: "svc-connect", targets: ["svc-connect"]),
+        .executable(name: "svc-doctor", targets: ["svc-doctor"]),
     ],
     targets: [
         // Avahi's Bonjour compatibility library (dns_sd.h); only DNSSD imports it.
@@ -61,6 +62,9 @@ let package = Package(
         // Whether the host firewall's rules (nftables JSON, iptables-save) let mDNS and a TCP
         // port in, and the rule that would; parsing and reasoning only.
         .target(name: "FirewallRules"),
+        // svc-doctor's checks as functions of what was observed (config files, /proc lines,
+        // interfaces, probe results) and its report; no I/O, no C.
+        .target(name: "HostDiagnosis", dependencies: ["TransportCore"]),
 
         // I/O: the only importer of CDNSSD, and the POSIX socket layer.
         .target(name: "DNSSD", dependencies: ["CDNSSD", "DiscoveryCore", "TransportCore"]),
@@ -93,6 +97,10 @@ let package = Package(
             name: "svc-connect",
             dependencies: ["DNSSD", "DiscoveryCore", "TransportPOSIX", "TransportCore", "Messaging", "MessagingCore", "CommandLineSupport", "MessagingCommandLine", "PeerTrust", "SecureTransport"]
         ),
+        .executableTarget(
+            name: "svc-doctor",
+            dependencies: ["HostDiagnosis", "DNSSD", "DiscoveryCore", "TransportPOSIX", "TransportCore", "CommandLineSupport"]
+        ),
 
         // The load generator that Scripts/bench and Scripts/stress drive (not a product).
         .executableTarget(
@@ -115,6 +123,7 @@ let package = Package(
         .testTarget(name: "SafeTextTests", dependencies: ["SafeText"]),
         .testTarget(name: "FirewallRulesTests", dependencies: ["FirewallRules"]),
         .testTarget(name: "HostFirewallTests", dependencies: ["HostFirewall"]),
+        .testTarget(name: "HostDiagnosisTests", dependencies: ["HostDiagnosis", "TransportCore"]),
         .testTarget(name: "PeerTrustTests", dependencies: ["PeerTrust", "TransportCore", "DiscoveryCore"]),
         .testTarget(name: "MessagingTests", dependencies: ["Messaging", "MessagingCore", "MessagingTesting", "TransportCore", "TransportPOSIX"]),
         .testTarget(name: "DNSSDTests", dependencies: ["DNSSD", "DiscoveryCore"]),

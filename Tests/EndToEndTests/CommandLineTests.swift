@@ -11,7 +11,7 @@ final class CommandLineTests: XCTestCase {
     }
 
     func testHelpAndVersionOnEveryTool() throws {
-        for tool in ["svc-publish", "svc-browse", "svc-connect"] {
+        for tool in ["svc-publish", "svc-browse", "svc-connect", "svc-doctor"] {
             let help = try run(tool, ["--help"])
             XCTAssertEqual(help.status, 0)
             XCTAssertEqual(help.out.first.map { String($0.prefix(10)) }, "OVERVIEW: ")
@@ -50,6 +50,8 @@ final class CommandLineTests: XCTestCase {
             ("svc-browse", ["--timeout", "soon"], "Error: --timeout takes a number of seconds greater than 0 and at most 86400, not 'soon'"),
             ("svc-browse", ["--domain", "a..b"], "Error: invalid domain 'a..b': each label must be 1 to 63 bytes; for the local network use local."),
             ("svc-connect", [], "Error: Missing expected argument '<name>'"),
+            ("svc-doctor", ["--timeout", "61"], "Error: --timeout takes at most 60 seconds, not '61'"),
+            ("svc-doctor", ["--avahi-config="], "Error: --avahi-config needs a file path"),
             ("svc-connect", ["a", "b"], "Error: Unexpected argument 'b'"),
             ("svc-connect", ["x", "--type", "_x._sctp"], "Error: invalid service type '_x._sctp': the protocol must be _tcp or _udp, not '_sctp'; write it as _name._tcp or _name._udp, e.g. _p2pipp._tcp"),
         ]

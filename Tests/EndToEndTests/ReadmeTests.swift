@@ -130,7 +130,7 @@ final class CommandRunner {
         case (let program, _) where program.hasPrefix(".build/debug/"):
             let path = TestLAN.binDirectory + "/" + program.dropFirst(".build/debug/".count)
             return execute(command, bash: "cd '\(Readme.root.path)' && exec \(path) \(command.text.dropFirst(program.count))", tool: [])
-        case ("svc-publish", _), ("svc-browse", _), ("svc-connect", _):
+        case ("svc-publish", _), ("svc-browse", _), ("svc-connect", _), ("svc-doctor", _):
             return runTool(command)
         case ("apt", "install"), ("apt-get", "install"):
             let packages = Array(words.dropFirst(2).filter { !$0.hasPrefix("-") })

@@ -15,6 +15,9 @@ enum TestLAN {
     static let main = environment["SVC_TEST_LAN"] ?? "main"
     /// The IPv6-only LAN's name (SVC_TEST_LAN_V6; "v6" unless given).
     static let ipv6Only = environment["SVC_TEST_LAN_V6"] ?? "v6"
+    /// The LAN whose hosts the svc-doctor tests break on purpose (SVC_TEST_LAN_DOCTOR,
+    /// "<main>d" as Scripts/test names it), so no other test meets a broken host.
+    static let doctor = environment["SVC_TEST_LAN_DOCTOR"] ?? main + "d"
 
     static var binDirectory: String {
         if let dir = environment["SVC_BIN_DIR"] { return dir }

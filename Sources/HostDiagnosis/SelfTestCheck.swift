@@ -1,0 +1,48 @@
+/// What the live self-test did: each step that succeeded, and the one that failed.
+public struct SelfTestFacts: Sendable, Hashable {
+    /// The self-test's steps, in order.
+    public enum Step: String, Sendable, Hashable {
+        case listen, publish, browse, resolve, lookUp = "address lookup", connect
+    }
+
+    /// A step and what it gave, e.g. (.publish, "'svc-doctor 1234' on TCP port 40001").
+    public struct Outcome: Sendable, Hashable {
+        public var step: Step
+        public var detail: String
+        public init(_ step: Step, _ detail: String) {
+            self.step = step
+            self.detail = detail
+        }
+    }
+
+    public var completed: [Outcome] = []
+    /// The step that failed and why, or nil when every step passed.
+    public var failure: Outcome?
+
+    public init() {}
+}
+
+extension Finding {
+    /// Check 7: a probe service published through the daemon is found, resolved and
+    /// connected to through it.
+    public static func selfTest(_ facts: SelfTestFacts) -> Finding {
+        let title = "live self-test"
+        let observed = facts.completed.map { "\($0.step.rawValue): \($0.detail)" }
+            + (facts.failure.map { ["\($0.step.rawValue) failed: \($0.detail)"] } ?? [])
+        guard let failure = facts.failure else {
+            return Finding(check: "self-test", title: title, status: .ok,
+                           summary: "a probe service was published, found, resolved and connected to", observed: observed)
+        }
+        let fixes: [String]
+        switch failure.step {
+        case .listen: fixes = ["free a TCP port for the probe (see the error above)"]
+        case .publish: fixes = ["fix the bus and avahi-daemon checks above, then run svc-doctor again"]
+        case .browse, .resolve, .lookUp:
+            fixes = ["fix the interfaces and responders checks above, then run svc-doctor again"]
+        case .connect: fixes = ["allow incoming TCP to the probe's port on this host (see the firewall check), then run svc-doctor again"]
+        }
+        return Finding(check: "self-test", title: title, status: .problem,
+                       summary: "the self-test failed at \(failure.step.rawValue): discovery does not work end to end",
+                       observed: observed, fixes: fixes)
+    }
+}

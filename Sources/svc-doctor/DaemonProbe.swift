@@ -1,0 +1,78 @@
+import Glibc
+import HostDiagnosis
+
+/// Gathers `DaemonFacts`: the daemon's process in this network namespace, its answers over
+/// D-Bus (`dbus-send`), and the configuration file it reads.
+enum DaemonProbe {
+    static let defaultConfigPath = "/etc/avahi/avahi-daemon.conf"
+
+    static func facts(busReachable: Bool, configOverride: String?) -> DaemonFacts {
+        // With chroot, Avahi forks a helper ("avahi-daemon: chroot helper"); the server is the other one.
+        let process = Processes.named("avahi-daemon")
+            .map { DaemonFacts.Process(pid: $0, commandLine: Processes.commandLine($0)) }
+            .first { !($0.commandLine.first?.contains("chroot helper") ?? false) }
+        let (path, origin): (String, String) = if let configOverride {
+            (configOverride, "given with --avahi-config")
+        } else if let fromDaemon = process.flatMap({ DaemonFacts.configPath(commandLine: $0.commandLine) }) {
+            (fromDaemon, "from the running daemon's command line")
+        } else {
+            (defaultConfigPath, "the default")
+        }
+        var facts = DaemonFacts(query: query(busReachable: busReachable), configPath: path, configOrigin: origin, systemHostName: hostName())
+        facts.process = process
+        facts.busReachable = busReachable
+        facts.isInstalled = SystemFiles.executable("avahi-daemon") != nil
+        do {
+            facts.config = AvahiConfig(parsing: try SystemFiles.read(path))
+        } catch {
+            facts.configError = error.description
+        }
+        // Without D-Bus answers, the process title may still tell the host name.
+        if facts.answers == nil, let title = process?.commandLine.first, let name = DaemonFacts.hostName(processTitle: title),
+           case .notAsked(let reason) = facts.query {
+            facts.query = .notAsked(reason + "; the process title says the host name is \(name).local")
+        }
+        return facts
+    }
+
+    /// Asks the daemon `GetVersionString`, `GetHostName` and `GetState` with `dbus-send`.
+    static func query(busReachable: Bool) -> DaemonFacts.Query {
+        guard busReachable else { return .notAsked("the system bus is down") }
+        guard let dbusSend = SystemFiles.executable("dbus-send") else { return .notAsked("dbus-send is not installed") }
+        func call(_ method: String) -> Result<String, QueryError> {
+            let arguments = [dbusSend, "--system", "--print-reply=literal", "--reply-timeout=2000", "--dest=org.freedesktop.Avahi",
+                             "/", "org.freedesktop.Avahi.Server.\(method)"]
+            do {
+                let result = try Subprocess.run(arguments, timeout: .seconds(3))
+                let text = result.output.split(whereSeparator: \.isNewline).map { $0.trimmingBlanks }.joined(separator: " ")
+                guard result.status == 0 else {
+                    return .failure(QueryError(text: result.status == nil ? "dbus-send \(method) did not finish in 3 s" : text))
+                }
+                return .success(text)
+            } catch {
+                return .failure(QueryError(text: error.description))
+            }
+        }
+        switch (call("GetVersionString"), call("GetHostName")) {
+        case (.success(let version), .success(let hostName)):
+            let state = (try? call("GetState").get()).flatMap { Int($0.split(separator: " ").last ?? "") }
+            return .answered(.init(version: version, hostName: hostName, state: state))
+        case (.failure(let error), _), (_, .failure(let error)):
+            return .failed(error.text)
+        }
+    }
+
+    struct QueryError: Error { let text: String }
+
+    static func hostName() -> String {
+        var buffer = [CChar](repeating: 0, count: 256)
+        guard gethostname(&buffer, buffer.count - 1) == 0 else { return "" }
+        return String(decoding: buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
+    }
+}
+
+extension Substring {
+    var trimmingBlanks: String {
+        String(drop { $0 == " " || $0 == "\t" }.reversed().drop { $0 == " " || $0 == "\t" }.reversed())
+    }
+}

@@ -1,0 +1,85 @@
+import CommandLineSupport
+
+/// svc-doctor's validated command line.
+struct DoctorOptions: Sendable {
+    var json = false
+    var verbose = false
+    var avahiConfig: String?
+    var selfTestTimeout: Duration = .seconds(5)
+
+    /// The exit status when at least one check is a problem.
+    static let problemExitCode = ExitCode(1)
+
+    static let spec = CommandSpec(
+        name: "svc-doctor",
+        version: svcVersion,
+        overview: "Find out why service discovery does not work on this host, and how to fix it.",
+        options: [
+            .init("avahi-config", value: "path", help: "avahi-daemon's configuration file (default: the one the running\ndaemon was started with (-f), else /etc/avahi/avahi-daemon.conf)."),
+            .init("timeout", value: "seconds", help: "How long the live self-test may take (default: 5)."),
+            .init("verbose", short: "v", help: "Also show what the checks that passed saw."),
+            .init("json", help: "Print one JSON object per check, then a summary (JSON Lines)."),
+        ],
+        discussion: """
+            CHECKS (in this order; each is ok, warning or problem, says what it saw, and
+            gives the exact command or configuration line that fixes it):
+              bus           The D-Bus system bus ($DBUS_SYSTEM_BUS_ADDRESS, else
+                            /run/dbus/system_bus_socket) accepts a connection. Every
+                            program reaches avahi-daemon through it.
+              avahi-daemon  avahi-daemon runs in this network namespace and answers on the
+                            bus (version, host name, state); a host name renamed after a
+                            conflict (name-2.local: another machine is called name.local)
+                            is a warning; so is enable-reflector=yes; use-ipv4=no with
+                            use-ipv6=no is a problem. Shows allow-interfaces,
+                            deny-interfaces, use-ipv4 and use-ipv6 from its configuration.
+              responders    Who else holds UDP port 5353 (/proc/net/udp, udp6, mapped to
+                            processes): systemd-resolved is a problem (MulticastDNS=no
+                            fixes it), any other program a warning; systemd-resolved set
+                            to MulticastDNS=yes or resolve is a warning.
+              interfaces    Which interfaces are up, have addresses and MULTICAST, and which
+                            Avahi uses (as avahi-daemon decides, with allow-interfaces and
+                            deny-interfaces). None is a problem; an interface without
+                            MULTICAST, or a container, VM, bridge or VPN interface Avahi
+                            uses (docker*, br-*, veth ports, virbr*, tun*, tap*, wg*, ...)
+                            is a warning.
+              nss-mdns      Whether other programs resolve .local names: libnss_mdns is
+                            installed and the hosts: line of /etc/nsswitch.conf names mdns,
+                            mdns4, mdns_minimal, ... Missing is a warning: svc tools ask
+                            avahi-daemon directly and do not need it.
+              self-test     Publishes a probe service (_svc-doctor._tcp) through the daemon,
+                            browses for it, resolves it, looks up its addresses, connects to
+                            it over TCP, and withdraws it, within --timeout. A failure is a
+                            problem, named by the step that failed.
+              svc-doctor only reads: it never changes the system. Run it as root to see
+              which processes of other users hold UDP 5353.
+
+            OUTPUT:
+              One line per check ('ok', 'warning' or 'problem', the check, what it found),
+              then, for warnings and problems, 'saw:' lines (what it saw) and 'fix:' lines;
+              a last line counts problems and warnings. With --json, one object per check:
+              {"event":"check","time":...,"check":"bus","title":...,"status":"ok",
+              "summary":...,"observed":[...],"fixes":[...]}, then
+              {"event":"summary","time":...,"status":"problem","problems":1,"warnings":0,
+              "exit_code":1}.
+
+            EXIT STATUS:
+              0    no check is a problem (warnings alone do not count)
+              1    at least one check is a problem
+              64   bad arguments
+
+            EXAMPLES:
+              svc-doctor
+              svc-doctor --json | jq 'select(.status != "ok")'
+            """)
+
+    init(_ parsed: ParsedCommandLine) throws(UsageError) {
+        json = parsed.flag("json")
+        verbose = parsed.flag("verbose")
+        avahiConfig = parsed.value("avahi-config")
+        if avahiConfig?.isEmpty == true { throw UsageError("--avahi-config needs a file path") }
+        if let text = parsed.value("timeout") {
+            selfTestTimeout = try parseSeconds(text, option: "timeout")
+            if selfTestTimeout > .seconds(60) { throw UsageError("--timeout takes at most 60 seconds, not '\(text)'") }
+        }
+    }
+}

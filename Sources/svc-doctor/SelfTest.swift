@@ -1,0 +1,89 @@
+import DNSSD
+import Dispatch
+import DiscoveryCore
+import Glibc
+import HostDiagnosis
+import TransportCore
+import TransportPOSIX
+
+/// The live self-test: listens on a free TCP port, publishes a probe service on it through
+/// avahi-daemon, browses for it, resolves it, looks up its addresses and connects to it, all
+/// through the daemon, then withdraws it. Every step shares one deadline, so it never hangs.
+enum SelfTest {
+    static func run(timeout: Duration) async -> SelfTestFacts {
+        var facts = SelfTestFacts()
+        let deadline = ContinuousClock.now + timeout
+        var step = SelfTestFacts.Step.listen
+        var registration: ServiceRegistration?
+        var listener: TCPListener?
+        do {
+            let tcp = try TCPListener(port: 0)
+            listener = tcp
+            tcp.start(queue: DispatchQueue(label: "svc-doctor.probe")) { socket, _ in socket.close() }
+            facts.completed.append(.init(.listen, "TCP port \(tcp.port)"))
+
+            step = .publish
+            // The probe's own type, which no other program browses.
+            let serviceType = try ServiceType("_svc-doctor._tcp")
+            let name = try InstanceName("svc-doctor probe \(getpid())")
+            let registered = try await ServiceRegistration.register(.init(
+                name: name, type: serviceType, port: tcp.port, conflictPolicy: .rename, timeout: remaining(deadline)))
+            registration = registered
+            facts.completed.append(.init(.publish, "'\(registered.name)' (\(serviceType.baseType)) on TCP port \(tcp.port)"))
+
+            step = .browse
+            let (instance, interfaces) = try await withDeadline(deadline, "browsing \(serviceType.baseType) did not find the probe") {
+                for try await event in try ServiceBrowser(type: serviceType).start() {
+                    if case .added(let instance, let interfaces) = event, instance.name == registered.name { return (instance, interfaces) }
+                }
+                throw CancellationError()
+            }
+            facts.completed.append(.init(.browse, "found on \(interfaces.map(\.name).joined(separator: ", "))"))
+
+            step = .resolve
+            let resolved = try await instance.resolve(interfaceIndex: interfaces.first?.index ?? 0, timeout: remaining(deadline))
+            facts.completed.append(.init(.resolve, "\(resolved.hostTarget):\(resolved.port) on \(resolved.interface.name)"))
+
+            step = .lookUp
+            let endpoints = try await resolved.lookUpAddresses(timeout: remaining(deadline))
+            facts.completed.append(.init(.lookUp, endpoints.map(\.description).joined(separator: " ")))
+
+            step = .connect
+            let started = ContinuousClock.now
+            let (socket, endpoint) = try await TCPConnector.connect(to: endpoints, timeout: remaining(deadline))
+            socket.close()
+            let milliseconds = (ContinuousClock.now - started).components.attoseconds / 1_000_000_000_000_000
+            facts.completed.append(.init(.connect, "connected to \(endpoint) in \(milliseconds) ms"))
+        } catch {
+            facts.failure = .init(step, "\(error)")
+        }
+        await registration?.cancel()
+        listener?.cancel()
+        return facts
+    }
+
+    /// What is left until `deadline`, at least 10 ms (a step given nothing fails at once).
+    static func remaining(_ deadline: ContinuousClock.Instant) -> Duration {
+        max(.milliseconds(10), deadline - .now)
+    }
+
+    /// Runs `body` until `deadline`; then cancels it and throws a timeout saying `what`.
+    static func withDeadline<Value: Sendable>(_ deadline: ContinuousClock.Instant, _ what: String,
+                                               _ body: @escaping @Sendable () async throws -> Value) async throws -> Value {
+        try await withThrowingTaskGroup(of: Value.self) { group in
+            group.addTask { try await body() }
+            group.addTask {
+                try await Task.sleep(until: deadline)
+                throw StepTimeout(message: "\(what) in time")
+            }
+            defer { group.cancelAll() }
+            guard let first = try await group.next() else { throw CancellationError() }
+            return first
+        }
+    }
+
+    struct StepTimeout: Error, CustomStringConvertible {
+        let message: String
+        var description: String { message }
+    }
+}
