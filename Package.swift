@@ -26,12 +26,13 @@ let package = Package(
         .executable(name: "svc-doctor", targets: ["svc-doctor"]),
     ],
     targets: [
-        // Avahi's Bonjour compatibility library (dns_sd.h); only DNSSD imports it.
+        // Avahi's Bonjour compatibility library (dns_sd.h); only DNSSD imports it. No pkgConfig:
+        // its Cflags carry -D_REENTRANT, which SwiftPM prohibits (a warning on every build) and
+        // glibc ignores; its -I is the default include directory's avahi-compat-libdns_sd/,
+        // which shim.h names, and the module map links libdns_sd (what its Libs say).
         .systemLibrary(
             name: "CDNSSD",
-            path: "Modules/CDNSSD",
-            pkgConfig: "avahi-compat-libdns_sd",
-            providers: [.apt(["libavahi-compat-libdnssd-dev"])]
+            path: "Modules/CDNSSD"
         ),
 
         // OpenSSL's libcrypto, for SHA-256; only Messaging imports it.

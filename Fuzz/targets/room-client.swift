@@ -153,7 +153,7 @@ func fuzzRoomClient(_ bytes: UnsafeRawBufferPointer) {
                 }
             }
         }
-        queue.sync { scheduler.run() }
+        queue.sync { _ = scheduler.run() }
         queue.sync { precondition(written.checker.faults.isEmpty, "the client wrote a broken frame: \(written.checker.faults)") }
         if let baseline, let now = FuzzDriver.allocatedBytes() {
             precondition(now - baseline <= 32 << 20, "the heap grew by \(now - baseline) bytes")
@@ -170,12 +170,12 @@ func fuzzRoomClient(_ bytes: UnsafeRawBufferPointer) {
     waited = 0
     while !returned && waited < 1000 {
         returned = connected.wait(timeout: .now() + .milliseconds(5)) == .success
-        queue.sync { scheduler.run() }
+        queue.sync { _ = scheduler.run() }
         waited += 1
     }
     precondition(returned, "connect() did not return within 5 s after the server went away")
     client.stop()
-    queue.sync { scheduler.run() }
+    queue.sync { _ = scheduler.run() }
 }
 
 @main

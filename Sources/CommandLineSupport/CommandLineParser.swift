@@ -23,6 +23,10 @@ public struct ParsedCommandLine: Sendable, Hashable {
         case run(ParsedCommandLine)
         case help
         case version
+        /// `--generate-completion-script <shell>`: print the completion script for it.
+        case completionScript(CompletionShell)
+        /// `--generate-manual`: print the manual page.
+        case manualPage
     }
 
     /// Parses `arguments` (without the program name): `--name value`, `--name=value`, `-h`,
@@ -58,6 +62,7 @@ public struct ParsedCommandLine: Sendable, Hashable {
             guard let option else { throw UsageError("Unknown option '\(argument)'") }
             if option.long == "help" { return .help }
             if option.long == "version" { return .version }
+            if option.long == "generate-manual" { return .manualPage }
             guard option.valueName != nil else {
                 guard inlineValue == nil else { throw UsageError("The flag '--\(option.long)' does not take a value") }
                 parsed.flags.insert(option.long)
@@ -70,6 +75,13 @@ public struct ParsedCommandLine: Sendable, Hashable {
                 guard index < arguments.count else { throw UsageError("Missing value for '\(option.label)'") }
                 value = arguments[index]
                 index += 1
+            }
+            if option.long == "generate-completion-script" {
+                guard let shell = CompletionShell(rawValue: value) else {
+                    let shells = CompletionShell.allCases.map { "'\($0.rawValue)'" }.joined(separator: ", ")
+                    throw UsageError("--generate-completion-script takes one of \(shells), not '\(value)'")
+                }
+                return .completionScript(shell)
             }
             if !option.isRepeatable, parsed.values[option.long] != nil {
                 throw UsageError("The option '--\(option.long)' was given more than once")

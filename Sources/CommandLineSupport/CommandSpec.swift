@@ -7,13 +7,19 @@ public struct CommandSpec: Sendable {
         public let valueName: String?
         public let help: String
         public let isRepeatable: Bool
+        /// What a shell may offer as this option's value; nil: nothing (any text).
+        public let completion: ValueCompletion?
 
-        public init(_ long: String, short: Character? = nil, value valueName: String? = nil, repeatable: Bool = false, help: String) {
+        /// - Parameter completion: the values a shell completion offers (`.values`, `.file`,
+        ///   `.directory`); only for an option that takes a value.
+        public init(_ long: String, short: Character? = nil, value valueName: String? = nil, repeatable: Bool = false,
+                    completion: ValueCompletion? = nil, help: String) {
             self.long = long
             self.short = short
             self.valueName = valueName
             self.help = help
             self.isRepeatable = repeatable
+            self.completion = valueName == nil ? nil : completion
         }
 
         var label: String {
@@ -40,24 +46,51 @@ public struct CommandSpec: Sendable {
     public let overview: String
     public let arguments: [Argument]
     public let options: [Option]
-    /// Paragraphs printed after the options, e.g. examples and exit codes.
+    /// Paragraphs printed after the options, e.g. examples and exit codes. The manual page
+    /// takes a paragraph that starts with `WORD:` (`OUTPUT:`, `EXIT STATUS ...:`) as a section.
     public let discussion: String?
+    /// Files the command reads or writes, for the manual page's FILES section.
+    public let files: [Entry]
+    /// Environment variables the command reads, for the manual page's ENVIRONMENT section.
+    public let environment: [Entry]
 
-    public init(name: String, version: String, overview: String, arguments: [Argument] = [], options: [Option], discussion: String? = nil) {
+    /// A file or an environment variable, and what the command does with it.
+    public struct Entry: Sendable {
+        public let name: String
+        public let help: String
+        public init(_ name: String, help: String) {
+            self.name = name
+            self.help = help
+        }
+    }
+
+    /// The options every command has, after its own: `--generate-completion-script <shell>`,
+    /// `--generate-manual`, `--version` and `--help`. They end the command line (see
+    /// `ParsedCommandLine.Outcome`) and are left out of the usage line.
+    public static let standardOptions = [
+        Option("generate-completion-script", value: "shell", completion: .values(CompletionShell.allCases.map(\.rawValue)),
+               help: "Print a completion script for bash, zsh or fish and exit."),
+        Option("generate-manual", help: "Print the manual page (roff, for man -l) and exit."),
+        Option("version", help: "Show the version."),
+        Option("help", short: "h", help: "Show help information."),
+    ]
+
+    public init(name: String, version: String, overview: String, arguments: [Argument] = [], options: [Option], discussion: String? = nil,
+                files: [Entry] = [], environment: [Entry] = []) {
         self.name = name
         self.version = version
         self.overview = overview
         self.arguments = arguments
-        self.options = options + [
-            Option("version", help: "Show the version."),
-            Option("help", short: "h", help: "Show help information."),
-        ]
+        self.options = options + Self.standardOptions
         self.discussion = discussion
+        self.files = files
+        self.environment = environment
     }
 
     /// `USAGE: svc-connect <name> [--type <type>] ...`
     public var usageLine: String {
-        let shown = options.filter { $0.long != "help" && $0.long != "version" }
+        let standard = Set(Self.standardOptions.map(\.long))
+        let shown = options.filter { !standard.contains($0.long) }
         return ([name] + arguments.map { "<\($0.name)>" } + shown.map(\.usage)).joined(separator: " ")
     }
 

@@ -6,7 +6,8 @@ import Glibc
 public enum ToolMain {
     /// Runs a tool and exits the process.
     ///
-    /// `--help` and `--version` print to stdout and exit 0. A `UsageError` prints `Error: …`,
+    /// `--help`, `--version`, `--generate-completion-script <shell>` and `--generate-manual`
+    /// print to stdout and exit 0. A `UsageError` prints `Error: …`,
     /// the usage line and a pointer to `--help` on stderr and exits 64. Errors from `body`
     /// print `<tool>: error: …` and exit with `exitCode(for:)`. Every exit flushes `Console`
     /// first. SIGPIPE is ignored, so a closed stdout is an error `Console` handles (by default
@@ -31,6 +32,8 @@ public enum ToolMain {
             switch try ParsedCommandLine.parse(arguments, spec: spec) {
             case .help: Console.raw(spec.helpText); exit(.success)
             case .version: Console.out("\(spec.name) \(spec.version)"); exit(.success)
+            case .completionScript(let shell): Console.raw(spec.completionScript(for: shell)); exit(.success)
+            case .manualPage: Console.raw(spec.manualPage(date: ManualDate.current)); exit(.success)
             case .run(let parsed): options = try validate(parsed)
             }
         } catch {

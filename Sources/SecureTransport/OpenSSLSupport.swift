@@ -55,7 +55,9 @@ enum OpenSSL {
         var name = [CChar](repeating: 0, count: 32)
         var length = 0
         guard EVP_PKEY_get_group_name(key, &name, name.count, &length) == 1 else { return false }
-        return String(cString: name) == "prime256v1"
+        // `length` is the name's length without its NUL; never trust it past the buffer.
+        let bytes = name.prefix(max(0, min(length, name.count - 1))).map { UInt8(bitPattern: $0) }
+        return String(decoding: bytes, as: UTF8.self) == "prime256v1"
     }
 
     /// Whether a peer's key (`EVP_PKEY *`) is of a kind protocol version 2 uses: ECDSA on P-256

@@ -40,7 +40,8 @@ struct BrowseOptions: Sendable {
             EXAMPLES:
               svc-browse --once --resolve
               svc-browse --type _http._tcp --json
-            """)
+            """,
+        environment: [.systemBus])
 
     init(_ parsed: ParsedCommandLine) throws(UsageError) {
         type = try parsed.serviceType()

@@ -40,12 +40,12 @@ struct ConnectOptions: Sendable {
             .init("timeout", value: "seconds", help: "How long finding and connecting may take (default: 5)."),
             .init("as", value: "name", help: "Your name in the room (default: user@host); a taken name gets a suffix."),
             .init("message", value: "text", help: "Send this one line to everyone, print what arrives meanwhile, and exit."),
-            .init("send", value: "file", repeatable: true, help: "Send this file to the publisher (verified by SHA-256), then exit."),
-            .init("inbox", value: "dir", help: "Accept files from the publisher and other members into this directory."),
+            .init("send", value: "file", repeatable: true, completion: .file, help: "Send this file to the publisher (verified by SHA-256), then exit."),
+            .init("inbox", value: "dir", completion: .directory, help: "Accept files from the publisher and other members into this directory."),
             .init("no-reconnect", help: "Exit (74) when the connection drops or the room closes, instead of waiting for it."),
             .init("retry-max", value: "seconds", help: "Longest wait between reconnect attempts (1, 2, 4 ... up to this; default: 64)."),
             .init("heartbeat", value: "seconds", help: "Ping the server after this much silence (default: 15)."),
-            .init("identity", value: "path", help: "Your private key (default: ~/.config/svc/identity.pem, created on first use)."),
+            .init("identity", value: "path", completion: .file, help: "Your private key (default: ~/.config/svc/identity.pem, created on first use)."),
             .init("fingerprint", value: "key", help: "Accept only this key (SHA256:... as svc-publish shows it, or its first 12+ characters); pin it."),
             .init("strict", help: "Join only a service pinned in known_peers or given by --fingerprint (no trust on first contact)."),
             .init("forget", help: "Remove the pinned key of <name> from known_peers and exit (needs no network)."),
@@ -112,7 +112,9 @@ struct ConnectOptions: Sendable {
               svc-connect "Living room" --as alice
               svc-connect "Living room" --send holiday.mp4 --send notes.txt
               svc-connect "Living room" --message "hello" --timeout 2
-            """)
+            """,
+        files: [.identityFile, .knownPeersFile],
+        environment: [.configHome, .systemBus])
 
     init(_ parsed: ParsedCommandLine) throws(UsageError) {
         name = parsed.positionals[0]

@@ -40,17 +40,17 @@ struct PublishOptions: Sendable {
             .domain,
             .init("port", value: "port", help: "The TCP port to listen on (default: 0, any free port). Give one the firewall lets in when it only allows fixed ports."),
             .init("txt", value: "key=value", repeatable: true, help: "A TXT record item: key=value, key= or key alone."),
-            .init("conflict", value: "policy", help: "When the name is taken: rename (default) or fail."),
+            .init("conflict", value: "policy", completion: .values(ConflictPolicy.allCases.map(\.rawValue)), help: "When the name is taken: rename (default) or fail."),
             .json,
             .init("echo", help: "Answer every text with the same text, to its sender (for tests and benchmarks)."),
-            .init("inbox", value: "dir", help: "Accept files from peers into this directory (default: refuse files)."),
+            .init("inbox", value: "dir", completion: .directory, help: "Accept files from peers into this directory (default: refuse files)."),
             .init("max-clients", value: "n", help: "Members at most; more are refused (default: 1000)."),
             .init("heartbeat", value: "seconds", help: "Ping a member after this much silence; drop it after 3 more (default: 15)."),
             .init("handshake-timeout", value: "seconds", help: "Close connections that have not said HELLO by then (default: 10)."),
             .init("max-clients-per-host", value: "n", help: "Once the room is half full, refuse members from a host that has this many (default: 64)."),
             .init("slow-timeout", value: "seconds", help: "Drop a member that keeps more than 1 MiB unread this long while standard input waits for it (default: 30)."),
             .init("history", value: "n", help: "Show a member who joins the last n lines said to everyone, at most \(RoomHistory.maximumLines); 0: none (default: 20). /msg lines are never kept."),
-            .init("identity", value: "path", help: "The room's private key (default: ~/.config/svc/identity.pem, created on first use)."),
+            .init("identity", value: "path", completion: .file, help: "The room's private key (default: ~/.config/svc/identity.pem, created on first use)."),
             .init("allow-plaintext", help: "Also let in members without TLS (older svc-connect); their keys are not checked."),
             .timestamps,
             .noTimestamps,
@@ -108,7 +108,9 @@ struct PublishOptions: Sendable {
             EXAMPLES:
               svc-publish --name "Living room" --txt version=1
               svc-publish --port 4242 --conflict fail --json
-            """)
+            """,
+        files: [.identityFile],
+        environment: [.configHome, .systemBus])
 
     init(_ parsed: ParsedCommandLine) throws(UsageError) {
         if let text = parsed.value("name") { name = try validated { () throws(DiscoveryError) in try InstanceName(text) } }

@@ -48,6 +48,14 @@ final class CommandLineParserTests: XCTestCase {
         XCTAssertEqual(try ParsedCommandLine.parse(["--version"], spec: spec), .version)
     }
 
+    func testGeneratorOptionsEndTheCommandLineLikeHelp() throws {
+        XCTAssertEqual(try ParsedCommandLine.parse(["--generate-manual"], spec: spec), .manualPage)
+        XCTAssertEqual(try ParsedCommandLine.parse(["--generate-completion-script", "zsh"], spec: spec), .completionScript(.zsh))
+        XCTAssertEqual(try ParsedCommandLine.parse(["--generate-completion-script=fish"], spec: spec), .completionScript(.fish))
+        XCTAssertEqual(message(["--generate-completion-script", "tcsh"]), "--generate-completion-script takes one of 'bash', 'zsh', 'fish', not 'tcsh'")
+        XCTAssertEqual(message(["--generate-completion-script"]), "Missing value for '--generate-completion-script <shell>'")
+    }
+
     func testUsageErrorsSayWhatIsWrong() {
         XCTAssertEqual(message(["n", "--bogus"]), "Unknown option '--bogus'")
         XCTAssertEqual(message(["n", "-x"]), "Unknown option '-x'")
@@ -74,6 +82,9 @@ final class CommandLineParserTests: XCTestCase {
               --a-very-long-option-name <value>
                                       Wraps onto
                                       two lines.
+              --generate-completion-script <shell>
+                                      Print a completion script for bash, zsh or fish and exit.
+              --generate-manual       Print the manual page (roff, for man -l) and exit.
               --version               Show the version.
               -h, --help              Show help information.
 

@@ -141,6 +141,12 @@ final class CommandRunner {
             }
             setAside("\(place): not run (it installs packages); checked that they are installed")
             return true
+        case ("Scripts/install", _) where words.contains { $0.hasPrefix("--prefix") }:
+            // The tools this run built (SVC_BIN_DIR: no release build), into this run's HOME.
+            return execute(command, bash: "cd '\(Readme.root.path)' && exec \(command.text)", tool: [], timeout: 60)
+        case ("Scripts/install", _), ("sudo", "Scripts/install"):
+            setAside("\(place): not run (it installs into /usr/local); InstallTests installs into a temporary prefix")
+            return true
         case ("Scripts/test", _):
             setAside("\(place): this test run is that command")
             return true
@@ -213,7 +219,9 @@ final class CommandRunner {
 
     /// svc-publish serves until stopped; svc-browse without `--once` or `--timeout` too.
     static func runsUntilStopped(_ tool: [String]) -> Bool {
-        switch tool.first {
+        // Printing help, the version, a manual page or a completion script ends at once.
+        if tool.contains(where: { ["--help", "-h", "--version", "--generate-manual", "--generate-completion-script"].contains($0) }) { return false }
+        return switch tool.first {
         case "svc-publish": true
         case "svc-browse": !tool.contains("--once") && !tool.contains("--timeout")
         default: false

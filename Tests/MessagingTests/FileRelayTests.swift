@@ -376,6 +376,7 @@ final class FileRelayTests: XCTestCase {
         XCTAssertTrue(hogs[7].messages.contains(.fileResult(id: 6, status: .refused, message: "the room is relaying 32 files already; try again later")),
                       "\(hogs[7].messages.suffix(3))")
         XCTAssertEqual(server.relayedTransferCount, 32)
+        withExtendedLifetime(bob) {} // bob stays in the room, a member who can receive, to the end
     }
 
     func testAPlaceThatMovesNoDataForTenSecondsGoesToANewcomerWhateverItsHostHolds() throws {
@@ -474,6 +475,7 @@ final class FileRelayTests: XCTestCase {
         scheduler.run()
         XCTAssertTrue(back.messages.contains(.fileResult(id: 1, status: .stored, message: "plans.txt")), "\(back.messages)")
         XCTAssertEqual(TemporaryDirectory.read(directory.path + "/bob/plans.txt"), file)
+        withExtendedLifetime(bob) {} // bob stays in the room, a member who can receive, to the end
     }
 
     func testAFileToTheRoomsOwnNameGoesToItsInbox() throws {

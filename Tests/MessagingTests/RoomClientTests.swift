@@ -117,7 +117,7 @@ final class RoomClientTests: XCTestCase {
         try await pump("the line") { texts(server).count == 1 }
         XCTAssertFalse(queue.sync { server.messages.contains { if case .goodbye = $0 { true } else { false } } },
                        "no goodbye before the server confirmed the line")
-        queue.sync { server.send(.acknowledged(through: 1)) }
+        queue.sync { _ = server.send(.acknowledged(through: 1)) }
         try await pump("GOODBYE") { server.messages.contains(.goodbye(reason: "done")) }
         queue.sync { server.stream.close() }
         let outcome = await client.run()
@@ -130,7 +130,7 @@ final class RoomClientTests: XCTestCase {
         client.submit(.say("one"))
         client.submit(.say("two"))
         try await pump("two lines") { texts(first).count == 2 }
-        queue.sync { first.send(.acknowledged(through: 1)) } // "one" arrived, "two" is in doubt
+        queue.sync { _ = first.send(.acknowledged(through: 1)) } // "one" arrived, "two" is in doubt
         try await pump("the acknowledgement") { scheduler.pendingJobCount == 0 }
         queue.sync { first.stream.close() }
 
@@ -185,7 +185,7 @@ extension RoomClientTests {
         }
         let second = try await join(client, connection: 1)
         try await pump("the line typed meanwhile") { texts(second) == ["typed while the room was away"] }
-        queue.sync { second.send(.text(from: "bob", to: "", text: "welcome back")) }
+        queue.sync { _ = second.send(.text(from: "bob", to: "", text: "welcome back")) }
         try await pump("text from the room") { count { if case .text(_, _, "welcome back") = $0 { true } else { false } } == 1 }
         XCTAssertEqual(count { if case .reconnectFailed = $0 { true } else { false } }, 0, "looks that find nobody are not reported one by one")
         XCTAssertEqual(count { if case .notSent = $0 { true } else { false } }, 0)

@@ -174,9 +174,9 @@ final class RoomServerLoopbackTests: XCTestCase {
         // The fifth made one place too many: the one that waited longest was closed.
         try await waitUntil { errors.withLock { $0 } == [0: ProtocolError.Code.serverFull.rawValue] }
         // It says HELLO after all: it is not served (it had its answer).
-        clientQueue.sync { silent[0].send(.hello(.init(name: "latecomer"))) }
+        clientQueue.sync { _ = silent[0].send(.hello(.init(name: "latecomer"))) }
         // One of the four waiting says HELLO and joins; its place is free again.
-        clientQueue.sync { silent[1].send(.hello(.init(name: "first"))) }
+        clientQueue.sync { _ = silent[1].send(.hello(.init(name: "first"))) }
         try await waitUntil { joined.withLock { $0 } == ["first"] }
         let late = try await connectMember("second", to: listener, queue: clientQueue) { _ in }
         try await waitUntil { joined.withLock { $0 } == ["first", "second"] }

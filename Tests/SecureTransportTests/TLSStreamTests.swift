@@ -260,6 +260,7 @@ final class TLSStreamTests: XCTestCase {
     func testAClientWithoutALPNIsRefusedAtItsHello() throws {
         let (server, serverEnd, client) = try rawClientAgainstServer(.init(offersALPN: false, identity: clientIdentity))
         assertFailed(serverEnd, saying: "the client did not ask for protocol p2pm/2 (ALPN)")
+        XCTAssertNil(server.secureSession, "refused before any session")
         XCTAssertFalse(client.isHandshakeComplete)
         XCTAssertEqual(client.failure, "tlsv1 alert no application protocol")
     }
@@ -267,6 +268,7 @@ final class TLSStreamTests: XCTestCase {
     func testATLS12ClientIsRefused() throws {
         let (server, serverEnd, client) = try rawClientAgainstServer(.init(maximumVersion: TLS1_2_VERSION, identity: clientIdentity))
         assertFailed(serverEnd, saying: "the peer does not speak TLS 1.3")
+        XCTAssertNil(server.secureSession, "refused before any session")
         XCTAssertFalse(client.isHandshakeComplete)
         XCTAssertNotNil(client.failure)
     }
