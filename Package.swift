@@ -64,7 +64,7 @@ let package = Package(
         .target(name: "FirewallRules"),
         // svc-doctor's checks as functions of what was observed (config files, /proc lines,
         // interfaces, probe results) and its report; no I/O, no C.
-        .target(name: "HostDiagnosis", dependencies: ["TransportCore"]),
+        .target(name: "HostDiagnosis", dependencies: ["TransportCore", "FirewallRules"]),
 
         // I/O: the only importer of CDNSSD, and the POSIX socket layer.
         .target(name: "DNSSD", dependencies: ["CDNSSD", "DiscoveryCore", "TransportCore"]),
@@ -102,7 +102,7 @@ let package = Package(
         .executableTarget(
             name: "svc-doctor",
             dependencies: ["HostDiagnosis", "DNSSD", "DiscoveryCore", "TransportPOSIX", "TransportCore", "CommandLineSupport",
-                           "SystemCommand"]
+                           "FirewallRules", "HostFirewall", "SystemCommand"]
         ),
 
         // The load generator that Scripts/bench and Scripts/stress drive (not a product).
@@ -126,7 +126,7 @@ let package = Package(
         .testTarget(name: "SafeTextTests", dependencies: ["SafeText"]),
         .testTarget(name: "FirewallRulesTests", dependencies: ["FirewallRules"]),
         .testTarget(name: "SystemCommandTests", dependencies: ["SystemCommand"]),
-        .testTarget(name: "HostDiagnosisTests", dependencies: ["HostDiagnosis", "TransportCore"]),
+        .testTarget(name: "HostDiagnosisTests", dependencies: ["HostDiagnosis", "TransportCore", "FirewallRules"]),
         .testTarget(name: "PeerTrustTests", dependencies: ["PeerTrust", "TransportCore", "DiscoveryCore"]),
         .testTarget(name: "MessagingTests", dependencies: ["Messaging", "MessagingCore", "MessagingTesting", "TransportCore", "TransportPOSIX"]),
         .testTarget(name: "DNSSDTests", dependencies: ["DNSSD", "DiscoveryCore"]),
