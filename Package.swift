@@ -65,13 +65,15 @@ let package = Package(
         .target(name: "FirewallRules"),
         // svc-doctor's checks as functions of what was observed (config files, /proc lines,
         // interfaces, probe results) and its report; no I/O, no C.
-        .target(name: "HostDiagnosis", dependencies: ["TransportCore"]),
+        .target(name: "HostDiagnosis", dependencies: ["TransportCore", "FirewallRules"]),
 
         // I/O: the only importer of CDNSSD, and the POSIX socket layer.
         .target(name: "DNSSD", dependencies: ["CDNSSD", "DiscoveryCore", "TransportCore"]),
         .target(name: "TransportPOSIX", dependencies: ["TransportCore"]),
+        // Runs a system program (nft, dbus-send, ...) with a deadline and bounded output.
+        .target(name: "SystemCommand"),
         // Runs nft and iptables-save (bounded, with a timeout) and hands their output to FirewallRules.
-        .target(name: "HostFirewall", dependencies: ["FirewallRules"]),
+        .target(name: "HostFirewall", dependencies: ["FirewallRules", "SystemCommand"]),
         // Identity keys and TLS 1.3 over any ByteStream: the only importer of CSSL.
         .target(name: "SecureTransport", dependencies: ["CSSL", "TransportCore", "TransportPOSIX"]),
         // Rooms, heartbeats, reconnects and file transfer over TransportPOSIX.
@@ -100,7 +102,8 @@ let package = Package(
         ),
         .executableTarget(
             name: "svc-doctor",
-            dependencies: ["HostDiagnosis", "DNSSD", "DiscoveryCore", "TransportPOSIX", "TransportCore", "CommandLineSupport"]
+            dependencies: ["HostDiagnosis", "DNSSD", "DiscoveryCore", "TransportPOSIX", "TransportCore", "CommandLineSupport",
+                           "FirewallRules", "HostFirewall", "SystemCommand"]
         ),
 
         // The load generator that Scripts/bench and Scripts/stress drive (not a product).
@@ -123,8 +126,8 @@ let package = Package(
         .testTarget(name: "MessagingCoreTests", dependencies: ["MessagingCore"]),
         .testTarget(name: "SafeTextTests", dependencies: ["SafeText"]),
         .testTarget(name: "FirewallRulesTests", dependencies: ["FirewallRules"]),
-        .testTarget(name: "HostFirewallTests", dependencies: ["HostFirewall"]),
-        .testTarget(name: "HostDiagnosisTests", dependencies: ["HostDiagnosis", "TransportCore"]),
+        .testTarget(name: "SystemCommandTests", dependencies: ["SystemCommand"]),
+        .testTarget(name: "HostDiagnosisTests", dependencies: ["HostDiagnosis", "TransportCore", "FirewallRules"]),
         .testTarget(name: "PeerTrustTests", dependencies: ["PeerTrust", "TransportCore", "DiscoveryCore"]),
         .testTarget(name: "MessagingTests", dependencies: ["Messaging", "MessagingCore", "MessagingTesting", "TransportCore", "TransportPOSIX"]),
         .testTarget(name: "DNSSDTests", dependencies: ["DNSSD", "DiscoveryCore"]),

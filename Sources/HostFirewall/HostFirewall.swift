@@ -1,5 +1,6 @@
 import FirewallRules
 import Glibc
+import SystemCommand
 
 /// Reads this host's firewall: runs `nft -j list ruleset`, `iptables-save` and
 /// `ip6tables-save` when they are installed, each with a timeout and an output bound, and
@@ -23,9 +24,6 @@ public enum HostFirewall {
         /// firewall tool installed) and no answer of `ruleset` means anything.
         public var wasRead: Bool { !sources.isEmpty }
     }
-
-    /// Where the tools are looked for (not `PATH`: the caller's PATH is not trusted to find them).
-    static let directories = ["/usr/sbin", "/sbin", "/usr/bin", "/bin"]
 
     /// Runs the tools and parses their output. Never fails: what cannot be read is listed in
     /// `unreadable`.
@@ -68,7 +66,7 @@ public enum HostFirewall {
 
     /// The tool's standard output, or nil (not installed: nothing said; failed: said why).
     private static func output(of tool: String, _ arguments: [String], timeout: Duration, into reading: inout Reading) -> String? {
-        guard let path = directories.map({ $0 + "/" + tool }).first(where: { access($0, X_OK) == 0 }) else { return nil }
+        guard let path = BoundedCommand.locate(tool) else { return nil }
         let label = ([tool] + arguments).joined(separator: " ")
         let command = BoundedCommand(path: path, arguments: arguments, timeout: timeout, outputLimit: FirewallRuleset.maximumInputBytes)
         switch command.run() {

@@ -1,5 +1,6 @@
 import Glibc
 import HostDiagnosis
+import SystemCommand
 
 /// Gathers `DaemonFacts`: the daemon's process in this network namespace, its answers over
 /// D-Bus (`dbus-send`), and the configuration file it reads.
@@ -21,7 +22,7 @@ enum DaemonProbe {
         var facts = DaemonFacts(query: query(busReachable: busReachable), configPath: path, configOrigin: origin, systemHostName: hostName())
         facts.process = process
         facts.busReachable = busReachable
-        facts.isInstalled = SystemFiles.executable("avahi-daemon") != nil
+        facts.isInstalled = BoundedCommand.locate("avahi-daemon") != nil
         do {
             facts.config = AvahiConfig(parsing: try SystemFiles.read(path))
         } catch {
@@ -38,19 +39,27 @@ enum DaemonProbe {
     /// Asks the daemon `GetVersionString`, `GetHostName` and `GetState` with `dbus-send`.
     static func query(busReachable: Bool) -> DaemonFacts.Query {
         guard busReachable else { return .notAsked("the system bus is down") }
-        guard let dbusSend = SystemFiles.executable("dbus-send") else { return .notAsked("dbus-send is not installed") }
+        guard let dbusSend = BoundedCommand.locate("dbus-send") else { return .notAsked("dbus-send is not installed") }
+        // dbus-send reaches the bus this process was pointed at, and no further.
+        let bus = getenv("DBUS_SYSTEM_BUS_ADDRESS").map { ["DBUS_SYSTEM_BUS_ADDRESS=" + String(cString: $0)] } ?? []
         func call(_ method: String) -> Result<String, QueryError> {
-            let arguments = [dbusSend, "--system", "--print-reply=literal", "--reply-timeout=2000", "--dest=org.freedesktop.Avahi",
+            let arguments = ["--system", "--print-reply=literal", "--reply-timeout=2000", "--dest=org.freedesktop.Avahi",
                              "/", "org.freedesktop.Avahi.Server.\(method)"]
-            do {
-                let result = try Subprocess.run(arguments, timeout: .seconds(3))
-                let text = result.output.split(whereSeparator: \.isNewline).map { $0.trimmingBlanks }.joined(separator: " ")
-                guard result.status == 0 else {
-                    return .failure(QueryError(text: result.status == nil ? "dbus-send \(method) did not finish in 3 s" : text))
-                }
-                return .success(text)
-            } catch {
-                return .failure(QueryError(text: error.description))
+            let command = BoundedCommand(path: dbusSend, arguments: arguments, timeout: .seconds(3), outputLimit: 65536,
+                                         environment: BoundedCommand.defaultEnvironment + bus)
+            func text(_ bytes: [UInt8]) -> String {
+                String(decoding: bytes, as: UTF8.self).split(whereSeparator: \.isNewline).map { $0.trimmingBlanks }.joined(separator: " ")
+            }
+            switch command.run() {
+            case .exited(0, let output, _):
+                return .success(text(output))
+            case .exited(let status, let output, let errorOutput):
+                let said = text(errorOutput + output)
+                return .failure(QueryError(text: said.isEmpty ? "dbus-send \(method) exited with status \(status)" : said))
+            case .killed(let why):
+                return .failure(QueryError(text: "dbus-send \(method) was stopped: \(why)"))
+            case .notStarted(let why):
+                return .failure(QueryError(text: "dbus-send could not run: \(why)"))
             }
         }
         switch (call("GetVersionString"), call("GetHostName")) {

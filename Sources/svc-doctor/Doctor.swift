@@ -41,7 +41,7 @@ struct SvcDoctor {
         let interfaces = InterfaceProbe.facts()
         findings.append(.interfaces(interfaces, config: daemon.config ?? AvahiConfig(), configPath: daemon.configPath))
 
-        // The firewall check goes here (UDP 5353 and incoming TCP), between interfaces and nss-mdns.
+        findings.append(.firewall(FirewallProbe.facts(port: options.port)))
 
         findings.append(.nss(NSSProbe.facts()))
 

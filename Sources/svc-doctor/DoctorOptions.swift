@@ -5,6 +5,8 @@ struct DoctorOptions: Sendable {
     var json = false
     var verbose = false
     var avahiConfig: String?
+    /// The TCP port the firewall check asks about; nil: an ephemeral port, as svc-publish uses.
+    var port: UInt16?
     var selfTestTimeout: Duration = .seconds(5)
 
     /// The exit status when at least one check is a problem.
@@ -16,6 +18,7 @@ struct DoctorOptions: Sendable {
         overview: "Find out why service discovery does not work on this host, and how to fix it.",
         options: [
             .init("avahi-config", value: "path", help: "avahi-daemon's configuration file (default: the one the running\ndaemon was started with (-f), else /etc/avahi/avahi-daemon.conf)."),
+            .init("port", value: "port", help: "Check that the firewall lets incoming TCP to this port in (the port\nyou give svc-publish --port; default, or 0: the ephemeral ports it\nlistens on without --port)."),
             .init("timeout", value: "seconds", help: "How long the live self-test may take (default: 5)."),
             .init("verbose", short: "v", help: "Also show what the checks that passed saw."),
             .init("json", help: "Print one JSON object per check, then a summary (JSON Lines)."),
@@ -42,6 +45,16 @@ struct DoctorOptions: Sendable {
                             MULTICAST, or a container, VM, bridge or VPN interface Avahi
                             uses (docker*, br-*, veth ports, virbr*, tun*, tap*, wg*, ...)
                             is a warning.
+              firewall      Whether the firewall (nft -j list ruleset, iptables-save,
+                            ip6tables-save) lets mDNS (UDP 5353 to 224.0.0.251 and ff02::fb)
+                            and incoming TCP in: to --port, else to the ephemeral ports
+                            svc-publish listens on without --port (the lowest, middle and
+                            highest of /proc/sys/net/ipv4/ip_local_port_range). Dropped is a
+                            problem, with the deciding rule and the command that lets it
+                            in; when only fixed ports are let in, the fix is svc-publish
+                            --port with one of them. A rule it cannot interpret, or a
+                            firewall it cannot read (not root, no nft or iptables), is a
+                            warning.
               nss-mdns      Whether other programs resolve .local names: libnss_mdns is
                             installed and the hosts: line of /etc/nsswitch.conf names mdns,
                             mdns4, mdns_minimal, ... Missing is a warning: svc tools ask
@@ -51,7 +64,7 @@ struct DoctorOptions: Sendable {
                             it over TCP, and withdraws it, within --timeout. A failure is a
                             problem, named by the step that failed.
               svc-doctor only reads: it never changes the system. Run it as root to see
-              which processes of other users hold UDP 5353.
+              which processes of other users hold UDP 5353 and to read the firewall.
 
             OUTPUT:
               One line per check ('ok', 'warning' or 'problem', the check, what it found),
@@ -69,6 +82,7 @@ struct DoctorOptions: Sendable {
 
             EXAMPLES:
               svc-doctor
+              sudo svc-doctor --port 4242
               svc-doctor --json | jq 'select(.status != "ok")'
             """)
 
@@ -77,6 +91,10 @@ struct DoctorOptions: Sendable {
         verbose = parsed.flag("verbose")
         avahiConfig = parsed.value("avahi-config")
         if avahiConfig?.isEmpty == true { throw UsageError("--avahi-config needs a file path") }
+        if let text = parsed.value("port") {
+            let number = try parsePort(text, option: "port")
+            port = number == 0 ? nil : number
+        }
         if let text = parsed.value("timeout") {
             selfTestTimeout = try parseSeconds(text, option: "timeout")
             if selfTestTimeout > .seconds(60) { throw UsageError("--timeout takes at most 60 seconds, not '\(text)'") }

@@ -51,13 +51,6 @@ enum SystemFiles {
     }
 
     static func exists(_ path: String) -> Bool { access(path, F_OK) == 0 }
-
-    /// An executable named `name` in $PATH or the usual system directories, or nil.
-    static func executable(_ name: String) -> String? {
-        let path = getenv("PATH").map { String(cString: $0) } ?? ""
-        let directories = path.split(separator: ":").map(String.init) + ["/usr/sbin", "/usr/bin", "/sbin", "/bin"]
-        return directories.lazy.map { $0 + "/" + name }.first { access($0, X_OK) == 0 }
-    }
 }
 
 /// A file that could not be read: `open /etc/nsswitch.conf: No such file or directory (errno 2)`.

@@ -52,6 +52,7 @@ final class CommandLineTests: XCTestCase {
             ("svc-connect", [], "Error: Missing expected argument '<name>'"),
             ("svc-doctor", ["--timeout", "61"], "Error: --timeout takes at most 60 seconds, not '61'"),
             ("svc-doctor", ["--avahi-config="], "Error: --avahi-config needs a file path"),
+            ("svc-doctor", ["--port", "65536"], "Error: --port takes a port from 0 to 65535 (0: any free port), not '65536'"),
             ("svc-connect", ["a", "b"], "Error: Unexpected argument 'b'"),
             ("svc-connect", ["x", "--type", "_x._sctp"], "Error: invalid service type '_x._sctp': the protocol must be _tcp or _udp, not '_sctp'; write it as _name._tcp or _name._udp, e.g. _p2pipp._tcp"),
         ]

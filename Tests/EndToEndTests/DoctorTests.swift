@@ -2,7 +2,7 @@ import Foundation
 import XCTest
 
 /// svc-doctor on the doctor's own LAN (`TestLAN.doctor`): host a stays healthy; each test
-/// breaks host b one way, checks that the doctor names the problem and its fix, and repairs
+/// (here and in DoctorTests+Firewall.swift) breaks host b one way, checks that the doctor names the problem and its fix, and repairs
 /// the host in a `defer`, also when the test fails.
 final class DoctorTests: XCTestCase {
     override func setUpWithError() throws { try TestLAN.require() }
@@ -22,8 +22,8 @@ final class DoctorTests: XCTestCase {
         func summary(of name: String) -> String { check(name)["summary"] as? String ?? "" }
     }
 
-    func diagnose(_ host: String) throws -> Report {
-        let doctor = try TestLAN.run("svc-doctor", on: host, lan: lan, ["--json", "--timeout", "4"])
+    func diagnose(_ host: String, _ arguments: [String] = []) throws -> Report {
+        let doctor = try TestLAN.run("svc-doctor", on: host, lan: lan, ["--json", "--timeout", "4"] + arguments)
         let status = doctor.waitForExit(timeout: 30)
         let events = doctor.jsonEvents
         return Report(status: status, checks: events.filter { $0["event"] as? String == "check" },
@@ -45,7 +45,7 @@ final class DoctorTests: XCTestCase {
         let report = try diagnose("a")
         XCTAssertEqual(report.status, 0, report.transcript)
         XCTAssertEqual(report.checks.compactMap { $0["check"] as? String },
-                       ["bus", "avahi-daemon", "responders", "interfaces", "nss-mdns", "self-test"], report.transcript)
+                       ["bus", "avahi-daemon", "responders", "interfaces", "firewall", "nss-mdns", "self-test"], report.transcript)
         for check in report.checks {
             XCTAssertNotEqual(check["status"] as? String, "problem", report.transcript)
         }
@@ -53,6 +53,9 @@ final class DoctorTests: XCTestCase {
         XCTAssertEqual(report.status(of: "avahi-daemon"), "ok", report.transcript)
         XCTAssertEqual(report.summary(of: "avahi-daemon"), "avahi 0.8 runs as \(lan)-a.local", report.transcript)
         XCTAssertEqual(report.summary(of: "interfaces"), "Avahi uses veth0", report.transcript)
+        // Its namespace has no firewall tables: read (as root) and nothing in the way.
+        XCTAssertEqual(report.status(of: "firewall"), "ok", report.transcript)
+        XCTAssertTrue(report.summary(of: "firewall").hasPrefix("no firewall rules: mDNS and incoming TCP to ephemeral ports "), report.transcript)
         XCTAssertEqual(report.summary?["problems"] as? Int, 0)
         XCTAssertEqual(report.summary?["exit_code"] as? Int, 0)
     }

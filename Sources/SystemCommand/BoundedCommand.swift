@@ -1,11 +1,14 @@
 import Glibc
 
 /// Runs a program found at a fixed path and collects its output, with a deadline and a bound:
-/// the firewall tools' output is untrusted text, and a tool that hangs must not hold up the
-/// caller.
-struct BoundedCommand {
+/// the output of system tools (nft, iptables-save, dbus-send) is untrusted text, and a tool
+/// that hangs must not hold up the caller. No shell is involved; stdin is /dev/null.
+///
+/// - Important: `run()` blocks the calling thread until the program ends or is killed (at
+///   most `timeout`). It kills only the pid it started.
+public struct BoundedCommand: Sendable {
     /// How it ended.
-    enum Outcome: Equatable {
+    public enum Outcome: Equatable, Sendable {
         /// It exited (`status` from `waitpid`) with this output.
         case exited(status: Int32, output: [UInt8], errorOutput: [UInt8])
         /// It wrote more than the bound, or ran past the deadline, and was killed.
@@ -14,14 +17,40 @@ struct BoundedCommand {
         case notStarted(String)
     }
 
-    let path: String
-    let arguments: [String]
-    let timeout: Duration
-    let outputLimit: Int
-    /// Standard error kept at most (the first line is shown to people).
-    static let errorLimit = 4096
+    /// The program, an absolute path (see `locate(_:)`).
+    public let path: String
+    /// Its arguments, without the program itself.
+    public let arguments: [String]
+    /// How long it may run before it is killed.
+    public let timeout: Duration
+    /// Standard output kept at most; a program that writes more is killed.
+    public let outputLimit: Int
+    /// Its whole environment, `NAME=value` each (the caller's is not passed on).
+    public let environment: [String]
+    /// Standard error kept at most (the first line is shown to people); the rest is read and dropped.
+    public static let errorLimit = 4096
+    /// The environment a program gets unless told otherwise: a fixed PATH and the C locale, so
+    /// its messages read the same everywhere.
+    public static let defaultEnvironment = ["PATH=/usr/sbin:/usr/bin:/sbin:/bin", "LC_ALL=C"]
+    /// Where `locate(_:)` looks (not `PATH`: the caller's PATH is not trusted to find system tools).
+    public static let systemDirectories = ["/usr/sbin", "/sbin", "/usr/bin", "/bin"]
 
-    func run() -> Outcome {
+    public init(path: String, arguments: [String], timeout: Duration, outputLimit: Int, environment: [String] = defaultEnvironment) {
+        self.path = path
+        self.arguments = arguments
+        self.timeout = timeout
+        self.outputLimit = outputLimit
+        self.environment = environment
+    }
+
+    /// The path of the system program `tool` (e.g. `nft`, `dbus-send`) in `systemDirectories`,
+    /// or nil when it is not installed.
+    public static func locate(_ tool: String) -> String? {
+        systemDirectories.map { $0 + "/" + tool }.first { access($0, X_OK) == 0 }
+    }
+
+    /// Starts the program, collects its output until it exits, and reaps it.
+    public func run() -> Outcome {
         var outPipe: [Int32] = [-1, -1]
         var errPipe: [Int32] = [-1, -1]
         guard pipe(&outPipe) == 0 else { return .notStarted("pipe: \(Self.errorText(errno))") }
@@ -39,7 +68,7 @@ struct BoundedCommand {
         posix_spawn_file_actions_adddup2(&actions, errPipe[1], STDERR_FILENO)
         for fd in outPipe + errPipe { posix_spawn_file_actions_addclose(&actions, fd) }
         let argv: [UnsafeMutablePointer<CChar>?] = ([path] + arguments).map { (word: String) in strdup(word) } + [nil]
-        let envp: [UnsafeMutablePointer<CChar>?] = ["PATH=/usr/sbin:/usr/bin:/sbin:/bin", "LC_ALL=C"].map { (word: String) in strdup(word) } + [nil]
+        let envp: [UnsafeMutablePointer<CChar>?] = environment.map { (word: String) in strdup(word) } + [nil]
         defer { (argv + envp).forEach { free($0) } }
         var pid = pid_t()
         let spawned = posix_spawn(&pid, path, &actions, nil, argv, envp)
@@ -97,5 +126,6 @@ struct BoundedCommand {
         return status & 0x7F == 0 ? (status >> 8) & 0xFF : -1
     }
 
-    static func errorText(_ code: Int32) -> String { "\(String(cString: strerror(code))) (errno \(code))" }
+    /// `No such file or directory (errno 2)`.
+    public static func errorText(_ code: Int32) -> String { "\(String(cString: strerror(code))) (errno \(code))" }
 }

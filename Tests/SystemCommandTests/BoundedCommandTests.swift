@@ -1,8 +1,8 @@
-@testable import HostFirewall
+import SystemCommand
 import XCTest
 
-/// The runner HostFirewall uses for nft and iptables-save: output, exit status, the deadline
-/// and the output bound.
+/// The runner HostFirewall uses for nft and iptables-save and svc-doctor for dbus-send:
+/// output, exit status, the environment, the deadline and the output bound.
 final class BoundedCommandTests: XCTestCase {
     func testCollectsOutputAndStatus() {
         let command = BoundedCommand(path: "/bin/sh", arguments: ["-c", "echo out; echo err >&2; exit 3"], timeout: .seconds(5), outputLimit: 1024)
@@ -26,5 +26,17 @@ final class BoundedCommandTests: XCTestCase {
             return XCTFail("started a program that does not exist")
         }
         XCTAssertTrue(why.hasPrefix("/nonexistent/nft: No such file or directory"), why)
+    }
+
+    func testTheProgramGetsOnlyTheEnvironmentItIsGiven() {
+        let command = BoundedCommand(path: "/usr/bin/env", arguments: [], timeout: .seconds(5), outputLimit: 1024, environment: ["ONLY=this"])
+        XCTAssertEqual(command.run(), .exited(status: 0, output: Array("ONLY=this\n".utf8), errorOutput: []))
+        let standard = BoundedCommand(path: "/usr/bin/env", arguments: [], timeout: .seconds(5), outputLimit: 1024)
+        XCTAssertEqual(standard.run(), .exited(status: 0, output: Array("PATH=/usr/sbin:/usr/bin:/sbin:/bin\nLC_ALL=C\n".utf8), errorOutput: []))
+    }
+
+    func testLocateFindsSystemProgramsOnly() {
+        XCTAssertEqual(BoundedCommand.locate("sh"), "/usr/bin/sh")
+        XCTAssertNil(BoundedCommand.locate("no-such-program-svc"))
     }
 }
