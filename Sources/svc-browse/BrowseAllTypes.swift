@@ -11,11 +11,16 @@ private enum AllTypesInput: Sendable {
 }
 
 extension SvcBrowse {
+    /// How long `--all` waits at least for answers before a first batch can end: RFC 6762 §6
+    /// lets a responder delay a shared answer by 20-120 ms, and by up to 500 ms more to
+    /// aggregate answers (python-zeroconf does), which the 350 ms of one type's browse misses.
+    static let allTypesMinimumWait = Duration.milliseconds(700)
+
     /// `--all`: enumerates the service types (`ServiceTypeBrowser`) and browses each one,
     /// within `AllTypesState`'s bounds, printing type and instance events until `--once` has
     /// its first batch, `--timeout` passes, a signal, or the reader of stdout goes away.
     static func browseAllTypes(_ options: BrowseOptions) async throws {
-        let types = try ServiceTypeBrowser(domain: options.domain, interface: options.interface).start(onDaemonStatus: noteDaemonStatus)
+        let types = try ServiceTypeBrowser(domain: options.domain, interface: options.interface, minimumWait: allTypesMinimumWait).start(onDaemonStatus: noteDaemonStatus)
         try await run(options) {
             let (inputs, input) = AsyncStream<AllTypesInput>.makeStream()
             try await withThrowingTaskGroup(of: Void.self) { group in
@@ -35,7 +40,8 @@ extension SvcBrowse {
                         switch action {
                         case .browse(let type):
                             do {
-                                let events = try ServiceBrowser(type: type, domain: options.domain, interface: options.interface).start()
+                                let events = try ServiceBrowser(type: type, domain: options.domain, interface: options.interface,
+                                                                minimumWait: allTypesMinimumWait).start()
                                 group.addTask {
                                     do {
                                         for try await event in events { input.yield(.instance(event, of: type)) }
