@@ -6,7 +6,7 @@ extension CommandSpec.Option {
     public static let serviceType = CommandSpec.Option("type", value: "type", help: "The service type (default: _p2pipp._tcp).")
     public static let domain = CommandSpec.Option("domain", value: "domain", help: "The domain (default: local.).")
     public static let interface = CommandSpec.Option(
-        "interface", value: "name", help: "Use only this network interface, e.g. eth0 (default: all that avahi-daemon uses).")
+        "interface", value: "name", help: "Use only this network interface, e.g. eth0 (default: every one).")
     public static let json = CommandSpec.Option("json", help: "Print one JSON object per event (JSON Lines).")
 }
 

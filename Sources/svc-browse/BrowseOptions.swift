@@ -21,7 +21,7 @@ struct BrowseOptions: Sendable {
         options: [
             .serviceType,
             .domain,
-            .init("all", help: "List every service type on the network and the instances of each (instead of --type)."),
+            .init("all", help: "List every service type on the network, and the instances of each."),
             .interface,
             .init("resolve", help: "Also show each service's host, port, addresses and TXT record."),
             .init("verify", help: "Also check that each service answers (a room: says HELLO, not joined; implies --resolve)."),
@@ -41,8 +41,8 @@ struct BrowseOptions: Sendable {
               'type-removed' or 'type-interfaces', then the type, domain and interfaces
               (JSON: "event", "time", "type", "domain", "interfaces"), before its instances;
               the first batch is complete once every type's instances are listed. At most
-              \(AllTypesState.defaultMaximumTypes) types and \(AllTypesState.defaultMaximumInstances) instances are kept; types that are not
-              _name._tcp or _name._udp with a valid RFC 6335 name are left out.
+              \(AllTypesState.defaultMaximumTypes) types and \(AllTypesState.defaultMaximumInstances) instances are kept; types that are not _name._tcp
+              or _name._udp with a valid RFC 6335 name are left out.
               With --interface, "interfaces" names only that interface.
               When the reader of standard output goes away ('svc-browse | head -1'), it
               exits 0.

@@ -31,6 +31,6 @@ final class InterfaceOptionTests: XCTestCase {
     }
 
     func testHelpDescribesTheOption() {
-        XCTAssertTrue(spec.helpText.contains("  --interface <name>      Use only this network interface"), spec.helpText)
+        XCTAssertTrue(spec.helpText.contains("  --interface <name>      Use only this network interface, e.g. eth0"), spec.helpText)
     }
 }
