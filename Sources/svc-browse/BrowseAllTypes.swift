@@ -8,6 +8,8 @@ private enum AllTypesInput: Sendable {
     case instance(BrowseEvent, of: ServiceType)
     /// One type's browse stopped (it failed; the error was noted).
     case browseEnded(ServiceType)
+    /// The type enumeration failed: `--all` ends with this error.
+    case typesFailed(any Error)
 }
 
 extension SvcBrowse {
@@ -25,7 +27,11 @@ extension SvcBrowse {
             let (inputs, input) = AsyncStream<AllTypesInput>.makeStream()
             try await withThrowingTaskGroup(of: Void.self) { group in
                 group.addTask {
-                    for try await event in types { input.yield(.type(event)) }
+                    do {
+                        for try await event in types { input.yield(.type(event)) }
+                    } catch {
+                        input.yield(.typesFailed(error))
+                    }
                 }
                 var state = AllTypesState()
                 var printer = EventPrinter()
@@ -35,6 +41,7 @@ extension SvcBrowse {
                     case .type(let event): actions = state.typeEvent(event)
                     case .instance(let event, let type): actions = state.instanceEvent(event, of: type)
                     case .browseEnded(let type): actions = state.browseEnded(type)
+                    case .typesFailed(let error): throw error
                     }
                     for action in actions {
                         switch action {
