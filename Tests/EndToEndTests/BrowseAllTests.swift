@@ -109,4 +109,30 @@ final class BrowseAllTests: XCTestCase {
         _ = foreign.zeroconf.waitForExit()
         _ = foreign.avahi.waitForExit()
     }
+
+    func testAllRecoversWhenItsDaemonRestarts() throws {
+        let suffix = UInt32.random(in: 1000...9999)
+        let before = try TestLAN.command(on: "a", ["avahi-publish", "-s", "Before \(suffix)", "_bf\(suffix)._tcp", "4242"])
+        XCTAssertNotNil(waitForStderr(before) { $0.hasPrefix("Established under name") }, before.transcript)
+        let browser = try TestLAN.run("svc-browse", on: "b", ["--all", "--json"])
+        XCTAssertNotNil(browser.waitForEvent { $0["event"] as? String == "added" && $0["name"] as? String == "Before \(suffix)" }, browser.transcript)
+
+        XCTAssertEqual(try TestLAN.control(["daemon", "restart", "b"]), 0)
+        let after = try TestLAN.command(on: "a", ["avahi-publish", "-s", "After \(suffix)", "_af\(suffix)._tcp", "4243"])
+        XCTAssertNotNil(waitForStderr(after) { $0.hasPrefix("Established under name") }, after.transcript)
+        XCTAssertNotNil(browser.waitForEvent { $0["event"] as? String == "type-added" && $0["type"] as? String == "_af\(suffix)._tcp" }, browser.transcript)
+        XCTAssertNotNil(browser.waitForEvent { $0["event"] as? String == "added" && $0["name"] as? String == "After \(suffix)" }, browser.transcript)
+        XCTAssertNotNil(waitForStderr(browser) { $0.contains("avahi-daemon is back; browsing resumed") }, browser.transcript)
+        // What was there before the restart and still is was found again, not removed.
+        // (A type that only the old daemon's cache held, left by an earlier test, may go.)
+        XCTAssertNil(browser.jsonEvents.first { ($0["event"] as? String)?.hasSuffix("removed") == true
+                                                && ($0["name"] as? String == "Before \(suffix)" || $0["type"] as? String == "_bf\(suffix)._tcp") },
+                     browser.transcript)
+        browser.signal(SIGINT)
+        XCTAssertEqual(browser.waitForExit(), 0, browser.transcript)
+        for publisher in [before, after] {
+            publisher.signal(SIGTERM)
+            _ = publisher.waitForExit()
+        }
+    }
 }
