@@ -8,6 +8,7 @@ import DiscoveryCore
 /// Types come from the network: a report that is not one valid `_name._tcp` or `_name._udp`
 /// in the browsed domain (`ServiceType(enumeratedName:protocol:)`) is ignored.
 public struct ServiceTypeBrowser: Sendable {
+    /// The domain whose types are listed; a type reported in another one is ignored.
     public var domain: ServiceDomain
     /// Browse on this interface only, or on every interface (nil).
     public var interface: NetworkInterface?

@@ -27,7 +27,9 @@ public struct AllTypesState: Sendable {
         case completeForNow
     }
 
+    /// The most types browsed at once (`defaultMaximumTypes` unless given).
     public let maximumTypes: Int
+    /// The most instances, over all types, reported and not removed at once.
     public let maximumInstances: Int
     /// The types being browsed; a type stays here when it is removed (its browse goes on and
     /// reports the removal of its instances).
