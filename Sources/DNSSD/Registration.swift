@@ -34,17 +34,21 @@ public final class ServiceRegistration: Sendable {
         public var domain: ServiceDomain
         public var port: UInt16
         public var txt: TXTRecord
+        /// Announce on this interface only, or on every interface avahi-daemon uses (nil).
+        public var interface: NetworkInterface?
         public var conflictPolicy: ConflictPolicy
         /// How long to wait for the daemon to confirm before failing with `.timedOut`.
         public var timeout: Duration
 
         public init(name: InstanceName? = nil, type: ServiceType = .p2pipp, domain: ServiceDomain = .local, port: UInt16,
-                    txt: TXTRecord = TXTRecord(), conflictPolicy: ConflictPolicy = .rename, timeout: Duration = .seconds(10)) {
+                    txt: TXTRecord = TXTRecord(), interface: NetworkInterface? = nil, conflictPolicy: ConflictPolicy = .rename,
+                    timeout: Duration = .seconds(10)) {
             self.name = name
             self.type = type
             self.domain = domain
             self.port = port
             self.txt = txt
+            self.interface = interface
             self.conflictPolicy = conflictPolicy
             self.timeout = timeout
         }
@@ -147,7 +151,7 @@ final class RegistrationCore: @unchecked Sendable {
             self?.lost(error)
         }) { ref, context in
             txt.withUnsafeBytes { txtPointer in
-                DNSServiceRegister(ref, 0, 0, name, options.type.description, options.domain.name, nil,
+                DNSServiceRegister(ref, 0, options.interface?.index ?? 0, name, options.type.description, options.domain.name, nil,
                                    options.port.bigEndian, UInt16(txtPointer.count), txtPointer.baseAddress, { _, _, code, name, _, _, context in
                     Unmanaged<RegistrationCore>.fromOpaque(context!).takeUnretainedValue().reply(code: code, name: name.map { String(cString: $0) })
                 }, context)

@@ -1,7 +1,6 @@
 import CDNSSD
 import Dispatch
 import DiscoveryCore
-import Glibc
 
 /// Owns one `DNSServiceRef` and drives it from a Dispatch read source on its socket.
 ///
@@ -97,14 +96,6 @@ private final class DeallocationWaiters: @unchecked Sendable {
 private struct UncheckedRef: @unchecked Sendable {
     let ref: DNSServiceRef
     init(_ ref: DNSServiceRef) { self.ref = ref }
-}
-
-/// The interface with index `index`, named by the kernel (or by its number once it is gone).
-func networkInterface(_ index: UInt32) -> NetworkInterface {
-    var buffer = [CChar](repeating: 0, count: Int(IF_NAMESIZE) + 1)
-    guard if_indextoname(index, &buffer) != nil else { return NetworkInterface(index: index, name: String(index)) }
-    let name = buffer.prefix(while: { $0 != 0 }).map { UInt8(bitPattern: $0) }
-    return NetworkInterface(index: index, name: String(decoding: name, as: UTF8.self))
 }
 
 /// The serial queue on which every DNS-SD callback in this process runs.

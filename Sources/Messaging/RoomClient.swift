@@ -13,6 +13,8 @@ import TransportPOSIX
 public final class RoomClient: @unchecked Sendable {
     public struct Options: Sendable {
         public var instance: ServiceInstance
+        /// Resolve, look up addresses and connect on this interface only, or on any (nil).
+        public var interface: NetworkInterface?
         /// The name to ask for in the room.
         public var name: String
         /// How long finding and connecting may take, per attempt.
@@ -257,7 +259,7 @@ public final class RoomClient: @unchecked Sendable {
     private static func connectOverTCP(_ options: Options, _ queue: DispatchQueue, _ timeout: Duration) async throws -> Connected {
         let deadline = ContinuousClock.now + timeout
         func remaining() -> Duration { max(.milliseconds(1), deadline - .now) }
-        let resolved = try await options.instance.resolve(timeout: timeout)
+        let resolved = try await options.instance.resolve(interfaceIndex: options.interface?.index ?? 0, timeout: timeout)
         let wrap = try options.securing?(resolved)
         let endpoints = try await usable(resolved.lookUpAddresses(timeout: remaining()), port: resolved.port)
         let (socket, winner) = try await TCPConnector.connect(to: endpoints, timeout: remaining())

@@ -8,7 +8,7 @@ import TransportPOSIX
 struct SvcBrowse {
     static func main() async {
         await ToolMain.run(BrowseOptions.spec, validate: BrowseOptions.init, json: { $0.json }) { options in
-            try await browse(options)
+            if options.allTypes { try await browseAllTypes(options) } else { try await browse(options) }
             return .success
         }
     }
@@ -16,14 +16,9 @@ struct SvcBrowse {
     /// Prints events until `--once` has its first batch, `--timeout` passes, a signal, or
     /// the reader of stdout goes away.
     static func browse(_ options: BrowseOptions) async throws {
-        let browser = ServiceBrowser(type: options.type, domain: options.domain)
-        let events = try browser.start { status in
-            switch status {
-            case .lost(let error): Console.note("\(error.lostMessage); browsing resumes as soon as it is back")
-            case .restored: Console.note("avahi-daemon is back; browsing resumed")
-            }
-        }
-        let work = Task {
+        let browser = ServiceBrowser(type: options.type, domain: options.domain, interface: options.interface)
+        let events = try browser.start(onDaemonStatus: noteDaemonStatus)
+        try await run(options) {
             var printer = EventPrinter()
             for try await event in events {
                 printer.print(event, at: timestampNow()) { event, time in await line(for: event, at: time, options) }
@@ -31,6 +26,19 @@ struct SvcBrowse {
             }
             await printer.drain()
         }
+    }
+
+    static func noteDaemonStatus(_ status: DaemonStatus) {
+        switch status {
+        case .lost(let error): Console.note("\(error.lostMessage); browsing resumes as soon as it is back")
+        case .restored: Console.note("avahi-daemon is back; browsing resumed")
+        }
+    }
+
+    /// Runs `body` until it returns, `--timeout` passes, a signal, or the reader of stdout
+    /// goes away.
+    static func run(_ options: BrowseOptions, _ body: @escaping @Sendable () async throws -> Void) async throws {
+        let work = Task { try await body() }
         let signals = TerminationSignals(queue: .main) { _ in work.cancel() }
         // `svc-browse | head -1`: once the reader is gone there is nobody to tell; stop, status 0.
         Console.whenStandardOutputCloses { work.cancel() }

@@ -55,6 +55,26 @@ enum BrowseOutput {
         return JSONValue.object(members).serialized
     }
 
+    /// `type-added _http._tcp local. on veth0`, or its JSON object; nil for `.completeForNow`
+    /// (the caller prints the one `complete` line).
+    static func typeLine(_ event: ServiceTypeEvent, domain: ServiceDomain, at time: String, json: Bool) -> String? {
+        let name: String, type: ServiceType, interfaces: [NetworkInterface]?
+        switch event {
+        case .added(let added, let on): (name, type, interfaces) = ("type-added", added, on)
+        case .removed(let removed): (name, type, interfaces) = ("type-removed", removed, nil)
+        case .interfacesChanged(let changed, let on): (name, type, interfaces) = ("type-interfaces", changed, on)
+        case .completeForNow: return nil
+        }
+        guard json else {
+            return "\(name) \(type.baseType) \(domain)" + (interfaces.map { " on " + $0.map(\.name).joined(separator: ",") } ?? "")
+        }
+        var members: [(String, JSONValue)] = [
+            ("event", .string(name)), ("time", .string(time)), ("type", .string(type.baseType)), ("domain", .string(domain.name)),
+        ]
+        if let interfaces { members.append(("interfaces", .array(interfaces.map { .string($0.name) }))) }
+        return JSONValue.object(members).serialized
+    }
+
     /// Keys map to their value as text, or `true` for a key without a value.
     static func txtObject(_ txt: TXTRecord) -> JSONValue {
         .object(txt.entries.map { entry in

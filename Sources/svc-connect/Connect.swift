@@ -28,6 +28,7 @@ struct SvcConnect {
         let memberName = options.memberName ?? defaultMemberName()
         var clientOptions = RoomClient.Options(instance: instance, name: memberName)
         let interactive = options.message == nil && options.files.isEmpty
+        clientOptions.interface = options.interface
         clientOptions.timeout = options.timeout
         clientOptions.reconnect = options.reconnect
         clientOptions.waitsForRoom = options.reconnect && interactive
@@ -143,7 +144,7 @@ struct SvcConnect {
 
     /// ", services seen: 'a', 'b'" from a short browse, to help with a misspelt name.
     static func namesSeen(_ options: ConnectOptions) async -> String {
-        guard let events = try? ServiceBrowser(type: options.type, domain: options.domain).start() else { return "" }
+        guard let events = try? ServiceBrowser(type: options.type, domain: options.domain, interface: options.interface).start() else { return "" }
         var names: [String] = []
         do {
             for try await event in events {
@@ -151,7 +152,8 @@ struct SvcConnect {
                 if event == .completeForNow { break }
             }
         } catch {}
-        guard !names.isEmpty else { return "; no \(options.type.baseType) services are visible in \(options.domain)" }
+        let onInterface = options.interface.map { " on \($0.name)" } ?? ""
+        guard !names.isEmpty else { return "; no \(options.type.baseType) services are visible in \(options.domain)\(onInterface)" }
         return "; services seen: " + names.sorted().map { "'\($0)'" }.joined(separator: ", ")
     }
 

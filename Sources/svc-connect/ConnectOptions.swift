@@ -8,6 +8,7 @@ struct ConnectOptions: Sendable {
     var name: String
     var type: ServiceType = .p2pipp
     var domain: ServiceDomain = .local
+    var interface: NetworkInterface?
     var timeout: Duration = .seconds(5)
     var message: String?
     var memberName: String?
@@ -37,6 +38,7 @@ struct ConnectOptions: Sendable {
         options: [
             .serviceType,
             .domain,
+            .interface,
             .init("timeout", value: "seconds", help: "How long finding and connecting may take (default: 5)."),
             .init("as", value: "name", help: "Your name in the room (default: user@host); a taken name gets a suffix."),
             .init("message", value: "text", help: "Send this one line to everyone, print what arrives meanwhile, and exit."),
@@ -121,6 +123,7 @@ struct ConnectOptions: Sendable {
         _ = try validated { () throws(DiscoveryError) in try InstanceName(name) }
         type = try parsed.serviceType()
         domain = try parsed.domain()
+        interface = try parsed.networkInterface()
         if let text = parsed.value("timeout") { timeout = try parseSeconds(text, option: "timeout") }
         message = parsed.value("message")
         if let message, message.contains("\n") { throw UsageError("--message takes one line; it may not contain a newline") }

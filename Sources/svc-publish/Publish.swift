@@ -40,13 +40,14 @@ struct SvcPublish {
         }
         let registration = try await ServiceRegistration.register(.init(
             name: options.name, type: options.type, domain: options.domain, port: listener.port,
-            txt: try announcing(identity, in: options.txt), conflictPolicy: options.conflictPolicy))
+            txt: try announcing(identity, in: options.txt), interface: options.interface, conflictPolicy: options.conflictPolicy))
         let name = registration.name
-        output.emit("registered", text: "registered \"\(name)\" \(options.type.baseType) \(options.domain) port \(listener.port) key \(identity.fingerprint.full)", [
+        let onInterface = options.interface.map { " on \($0.name)" } ?? ""
+        output.emit("registered", text: "registered \"\(name)\" \(options.type.baseType) \(options.domain)\(onInterface) port \(listener.port) key \(identity.fingerprint.full)", [
             ("name", .string(name)), ("type", .string(options.type.baseType)),
             ("domain", .string(options.domain.name)), ("port", .integer(Int(listener.port))),
             ("key", .string(identity.fingerprint.full)),
-        ])
+        ] + (options.interface.map { [("interface", .string($0.name))] } ?? []))
         FirewallWarnings.start(port: listener.port)
 
         let queue = DispatchQueue(label: "svc.publish")

@@ -8,6 +8,7 @@ struct PublishOptions: Sendable {
     var name: InstanceName?
     var type: ServiceType = .p2pipp
     var domain: ServiceDomain = .local
+    var interface: NetworkInterface?
     var port: UInt16 = 0
     var txt = TXTRecord()
     /// The TXT item that announces the room's key (docs/PROTOCOL.md, *The secure link*).
@@ -38,6 +39,7 @@ struct PublishOptions: Sendable {
             .init("name", value: "name", help: "The instance name, 1 to 63 bytes of UTF-8 (default: the host name)."),
             .serviceType,
             .domain,
+            .interface,
             .init("port", value: "port", help: "The TCP port to listen on (default: 0, any free port). Give one the firewall lets in when it only allows fixed ports."),
             .init("txt", value: "key=value", repeatable: true, help: "A TXT record item: key=value, key= or key alone."),
             .init("conflict", value: "policy", completion: .values(ConflictPolicy.allCases.map(\.rawValue)), help: "When the name is taken: rename (default) or fail."),
@@ -116,6 +118,7 @@ struct PublishOptions: Sendable {
         if let text = parsed.value("name") { name = try validated { () throws(DiscoveryError) in try InstanceName(text) } }
         type = try parsed.serviceType()
         domain = try parsed.domain()
+        interface = try parsed.networkInterface()
         if let text = parsed.value("port") { port = try parsePort(text, option: "port") }
         let items = parsed.values("txt")
         txt = try validated { () throws(DiscoveryError) in try TXTRecord(items: items) }

@@ -12,7 +12,7 @@ final class BrowseMergerTests: XCTestCase {
         XCTAssertNil(merger.add(printer, on: eth0), "the IPv6 report of the same interface adds nothing")
         XCTAssertNil(merger.remove(printer, on: eth0))
         XCTAssertEqual(merger.remove(printer, on: eth0), .removed(printer))
-        XCTAssertTrue(merger.instances.isEmpty)
+        XCTAssertTrue(merger.items.isEmpty)
     }
 
     func testInterfacesAreMergedIntoOneInstance() {
@@ -43,7 +43,7 @@ final class BrowseMergerTests: XCTestCase {
             .removed(scanner), .added(camera, interfaces: [eth0]),
             .interfacesChanged(printer, interfaces: [eth0, wlan0]),
         ])
-        XCTAssertEqual(merger.instances, [printer: [eth0, wlan0], camera: [eth0]])
+        XCTAssertEqual(merger.items, [printer: [eth0, wlan0], camera: [eth0]])
         XCTAssertEqual(merger.endResync(), [], "a resync ends once")
     }
 }

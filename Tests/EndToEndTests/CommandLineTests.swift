@@ -32,7 +32,7 @@ final class CommandLineTests: XCTestCase {
         XCTAssertEqual(result.out, [])
         XCTAssertEqual(result.err, [
             "Error: Unknown option '--bogus'",
-            "Usage: svc-browse [--type <type>] [--domain <domain>] [--resolve] [--verify] [--once] [--timeout <seconds>] [--json]",
+            "Usage: svc-browse [--type <type>] [--domain <domain>] [--all] [--interface <name>] [--resolve] [--verify] [--once] [--timeout <seconds>] [--json]",
             "  See 'svc-browse --help' for more information.",
         ])
     }
@@ -48,6 +48,7 @@ final class CommandLineTests: XCTestCase {
             ("svc-publish", ["--timestamps", "--no-timestamps"], "Error: --timestamps and --no-timestamps cannot be used together"),
             ("svc-browse", ["--once", "--timeout", "1"], "Error: --once and --timeout cannot be used together"),
             ("svc-browse", ["--timeout", "soon"], "Error: --timeout takes a number of seconds greater than 0 and at most 86400, not 'soon'"),
+            ("svc-browse", ["--all", "--type", "_http._tcp"], "Error: --all and --type cannot be used together"),
             ("svc-browse", ["--domain", "a..b"], "Error: invalid domain 'a..b': each label must be 1 to 63 bytes; for the local network use local."),
             ("svc-connect", [], "Error: Missing expected argument '<name>'"),
             ("svc-doctor", ["--timeout", "61"], "Error: --timeout takes at most 60 seconds, not '61'"),

@@ -123,7 +123,7 @@ final class DaemonTests: XCTestCase {
         defer { try? FileManager.default.removeItem(at: configuration) }
         let environment = ["DBUS_SYSTEM_BUS_ADDRESS": "unix:path=/nonexistent/bus.sock", "PATH": "/usr/bin:/bin",
                            "XDG_CONFIG_HOME": configuration.path]
-        for arguments in [["svc-publish"], ["svc-browse", "--once"], ["svc-connect", "anything"]] {
+        for arguments in [["svc-publish"], ["svc-browse", "--once"], ["svc-browse", "--all", "--once"], ["svc-connect", "anything"]] {
             let tool = try ToolProcess(TestLAN.tool(arguments[0]), Array(arguments.dropFirst()), environment: environment)
             XCTAssertEqual(tool.waitForExit(timeout: 5), 69, tool.transcript)
             let message = tool.stderr.joined(separator: "\n")
@@ -135,7 +135,7 @@ final class DaemonTests: XCTestCase {
     func testEveryToolExits69WithoutAvahiDaemon() throws {
         XCTAssertEqual(try TestLAN.control(["daemon", "stop", "b"]), 0)
         defer { XCTAssertEqual(try? TestLAN.control(["daemon", "start", "b"]), 0) }
-        for arguments in [["svc-publish"], ["svc-browse", "--once"], ["svc-connect", "anything"]] {
+        for arguments in [["svc-publish"], ["svc-browse", "--once"], ["svc-browse", "--all", "--once"], ["svc-connect", "anything"]] {
             let tool = try TestLAN.run(arguments[0], on: "b", Array(arguments.dropFirst()))
             XCTAssertEqual(tool.waitForExit(timeout: 5), 69, tool.transcript)
             let message = tool.stderr.joined(separator: "\n")

@@ -1,0 +1,172 @@
+import CDNSSD
+import Dispatch
+import DiscoveryCore
+import TransportCore
+
+/// What one `DNSServiceBrowse` asks for, and how its first batch ends.
+struct BrowseRequest: Sendable {
+    let regtype: String
+    let domain: ServiceDomain
+    let interface: NetworkInterface?
+    /// A phrase for error messages, e.g. "browsing for _p2pipp._tcp in local.".
+    let operation: String
+    let quietPeriod: Duration
+    let minimumWait: Duration
+}
+
+/// One browse's state: reports are turned into items (`makeItem`, nil to ignore a report),
+/// merged per interface, and sent as events; the daemon's loss and return are handled here.
+/// - Important: every field is used only on `dnssdQueue`.
+final class BrowseCore<Item: Hashable & Sendable & CustomStringConvertible>: @unchecked Sendable {
+    /// Turns a report's instance name, type and domain into an item, or nil to ignore it.
+    typealias MakeItem = @Sendable (_ name: String, _ regtype: String?, _ domain: String?) -> Item?
+
+    private let request: BrowseRequest
+    private let makeItem: MakeItem
+    private let continuation: AsyncThrowingStream<DiscoveryEvent<Item>, any Error>.Continuation
+    private let onDaemonStatus: @Sendable (DaemonStatus) -> Void
+    private var merger = DiscoveryMerger<Item>()
+    private var ref: ServiceRef?
+    private var quietTimer: DispatchSourceTimer?
+    private var earliestComplete = DispatchTime.now()
+    private var sentComplete = false
+    private var isLost = false
+    private var isCancelled = false
+    private var backoff = ExponentialBackoff(initial: .milliseconds(250), maximum: .seconds(4))
+
+    /// Starts a browse and returns its events; it stops when the stream is dropped.
+    /// - Throws: `DNSSDError` at once when the daemon cannot be reached.
+    static func start(_ request: BrowseRequest, onDaemonStatus: @escaping @Sendable (DaemonStatus) -> Void,
+                      makeItem: @escaping MakeItem) throws -> AsyncThrowingStream<DiscoveryEvent<Item>, any Error> {
+        let (stream, continuation) = AsyncThrowingStream<DiscoveryEvent<Item>, any Error>.makeStream()
+        let core = BrowseCore(request: request, makeItem: makeItem, continuation: continuation, onDaemonStatus: onDaemonStatus)
+        try dnssdQueue.sync { try core.start() }
+        continuation.onTermination = { _ in dnssdQueue.async { core.cancel() } }
+        return stream
+    }
+
+    private init(request: BrowseRequest, makeItem: @escaping MakeItem,
+                 continuation: AsyncThrowingStream<DiscoveryEvent<Item>, any Error>.Continuation,
+                 onDaemonStatus: @escaping @Sendable (DaemonStatus) -> Void) {
+        self.request = request
+        self.makeItem = makeItem
+        self.continuation = continuation
+        self.onDaemonStatus = onDaemonStatus
+    }
+
+    private func start() throws(DNSSDError) {
+        let replies = BrowseReplies { [weak self] reply in self?.received(reply) }
+        ref = try ServiceRef(queue: dnssdQueue, context: replies, operation: request.operation, onProcessError: { [weak self] error in
+            self?.lost(error)
+        }) { [request] ref, context in
+            startBrowse(ref, interfaceIndex: request.interface?.index ?? 0, regtype: request.regtype, domain: request.domain.name, context: context)
+        }
+        earliestComplete = .now() + .nanoseconds(Int(request.minimumWait.nanoseconds))
+        restartQuietTimer()
+    }
+
+    private func received(_ reply: BrowseReply) {
+        guard !isCancelled else { return }
+        guard reply.code == kDNSServiceErr_NoError, let name = reply.name else {
+            let error = DNSSDError.daemon(reply.code, while: request.operation, bus: SystemBus.probe())
+            if error.isDaemonUnavailable {
+                lost(error)
+            } else {
+                continuation.finish(throwing: error)
+                cancel()
+            }
+            return
+        }
+        if let item = makeItem(name, reply.regtype, reply.domain) {
+            let interface = networkInterface(reply.interfaceIndex)
+            if let event = reply.isAdd ? merger.add(item, on: interface) : merger.remove(item, on: interface) {
+                continuation.yield(event)
+            }
+        }
+        restartQuietTimer()
+    }
+
+    /// (Re)arms the timer that ends the first batch, or a resync, after a quiet period.
+    private func restartQuietTimer() {
+        quietTimer?.cancel()
+        let timer = DispatchSource.makeTimerSource(queue: dnssdQueue)
+        let quiet = DispatchTime.now() + .nanoseconds(Int(request.quietPeriod.nanoseconds))
+        timer.schedule(deadline: max(quiet, earliestComplete))
+        timer.setEventHandler { [weak self] in self?.quietPeriodEnded() }
+        timer.resume()
+        quietTimer = timer
+    }
+
+    private func quietPeriodEnded() {
+        quietTimer?.cancel()
+        quietTimer = nil
+        guard !isLost else { return }
+        for event in merger.endResync() { continuation.yield(event) }
+        if !sentComplete {
+            sentComplete = true
+            continuation.yield(.completeForNow)
+        }
+    }
+
+    private func lost(_ error: DNSSDError) {
+        ref?.cancel()
+        ref = nil
+        quietTimer?.cancel()
+        quietTimer = nil
+        guard !isCancelled else { return }
+        if !isLost {
+            isLost = true
+            merger.beginResync()
+            onDaemonStatus(.lost(error))
+        }
+        let delay = backoff.nextDelay()
+        dnssdQueue.asyncAfter(deadline: .now() + .nanoseconds(Int(delay.nanoseconds))) { [weak self] in
+            guard let self, !self.isCancelled, self.ref == nil else { return }
+            do throws(DNSSDError) {
+                try self.start()
+                // Reachable again; the resync ends after the next quiet period.
+                self.isLost = false
+                self.backoff.reset()
+                self.onDaemonStatus(.restored)
+            } catch {
+                self.lost(error)
+            }
+        }
+    }
+
+    private func cancel() {
+        guard !isCancelled else { return }
+        isCancelled = true
+        quietTimer?.cancel()
+        ref?.cancel()
+        ref = nil
+        continuation.finish()
+    }
+}
+
+/// One `DNSServiceBrowse` reply, copied out of the C callback.
+struct BrowseReply {
+    let code: DNSServiceErrorType
+    let isAdd: Bool
+    let interfaceIndex: UInt32
+    let name: String?
+    let regtype: String?
+    let domain: String?
+}
+
+/// The C callback's context: hands each reply to the browse that owns the ref. Runs on `dnssdQueue`.
+private final class BrowseReplies: @unchecked Sendable {
+    let handle: (BrowseReply) -> Void
+    init(_ handle: @escaping (BrowseReply) -> Void) { self.handle = handle }
+}
+
+/// Calls `DNSServiceBrowse` (non-generic: a C callback cannot be formed in a generic context).
+private func startBrowse(_ ref: UnsafeMutablePointer<DNSServiceRef?>, interfaceIndex: UInt32, regtype: String, domain: String,
+                         context: UnsafeMutableRawPointer) -> DNSServiceErrorType {
+    DNSServiceBrowse(ref, 0, interfaceIndex, regtype, domain, { _, flags, interfaceIndex, code, name, regtype, domain, context in
+        Unmanaged<BrowseReplies>.fromOpaque(context!).takeUnretainedValue().handle(BrowseReply(
+            code: code, isAdd: flags & DNSServiceFlags(kDNSServiceFlagsAdd) != 0, interfaceIndex: interfaceIndex,
+            name: name.map { String(cString: $0) }, regtype: regtype.map { String(cString: $0) },
+            domain: domain.map { String(cString: $0) }))
+    }, context)
+}

@@ -1,0 +1,85 @@
+import CommandLineSupport
+import DNSSD
+import DiscoveryCore
+
+/// What reaches `--all`'s loop: an event of the type enumeration, or of one type's browse.
+private enum AllTypesInput: Sendable {
+    case type(ServiceTypeEvent)
+    case instance(BrowseEvent, of: ServiceType)
+    /// One type's browse stopped (it failed; the error was noted).
+    case browseEnded(ServiceType)
+    /// The type enumeration failed: `--all` ends with this error.
+    case typesFailed(any Error)
+}
+
+extension SvcBrowse {
+    /// How long `--all` waits at least for answers before a first batch can end: RFC 6762 §6
+    /// lets a responder delay a shared answer by 20-120 ms, and by up to 500 ms more to
+    /// aggregate answers (python-zeroconf does), which the 350 ms of one type's browse misses.
+    static let allTypesMinimumWait = Duration.milliseconds(700)
+
+    /// `--all`: enumerates the service types (`ServiceTypeBrowser`) and browses each one,
+    /// within `AllTypesState`'s bounds, printing type and instance events until `--once` has
+    /// its first batch, `--timeout` passes, a signal, or the reader of stdout goes away.
+    static func browseAllTypes(_ options: BrowseOptions) async throws {
+        let types = try ServiceTypeBrowser(domain: options.domain, interface: options.interface, minimumWait: allTypesMinimumWait).start(onDaemonStatus: noteDaemonStatus)
+        try await run(options) {
+            let (inputs, input) = AsyncStream<AllTypesInput>.makeStream()
+            try await withThrowingTaskGroup(of: Void.self) { group in
+                group.addTask {
+                    do {
+                        for try await event in types { input.yield(.type(event)) }
+                    } catch {
+                        input.yield(.typesFailed(error))
+                    }
+                }
+                var state = AllTypesState()
+                var printer = EventPrinter()
+                loop: for await next in inputs {
+                    let actions: [AllTypesState.Action]
+                    switch next {
+                    case .type(let event): actions = state.typeEvent(event)
+                    case .instance(let event, let type): actions = state.instanceEvent(event, of: type)
+                    case .browseEnded(let type): actions = state.browseEnded(type)
+                    case .typesFailed(let error): throw error
+                    }
+                    for action in actions {
+                        switch action {
+                        case .browse(let type):
+                            do {
+                                let events = try ServiceBrowser(type: type, domain: options.domain, interface: options.interface,
+                                                                minimumWait: allTypesMinimumWait).start()
+                                group.addTask {
+                                    do {
+                                        for try await event in events { input.yield(.instance(event, of: type)) }
+                                    } catch {
+                                        Console.note("stopped browsing \(type.baseType): \(error)")
+                                        input.yield(.browseEnded(type))
+                                    }
+                                }
+                            } catch {
+                                Console.note("cannot browse \(type.baseType): \(error)")
+                                input.yield(.browseEnded(type))
+                            }
+                        case .reportType(let event):
+                            if let text = BrowseOutput.typeLine(event, domain: options.domain, at: timestampNow(), json: options.json) {
+                                Console.out(text)
+                            }
+                        case .reportInstance(let event):
+                            printer.print(event, at: timestampNow()) { event, time in await line(for: event, at: time, options) }
+                        case .typeLimitReached(let type):
+                            Console.note("\(type.baseType) and later types are not browsed: \(state.maximumTypes) types are browsed already")
+                        case .instanceLimitReached(let instance):
+                            Console.note("'\(instance.name)' (\(instance.type.baseType)) and later instances are not listed: \(state.maximumInstances) are listed already")
+                        case .completeForNow:
+                            printer.print(.completeForNow, at: timestampNow()) { event, time in await line(for: event, at: time, options) }
+                            if options.once { break loop }
+                        }
+                    }
+                }
+                await printer.drain()
+                group.cancelAll()
+            }
+        }
+    }
+}
