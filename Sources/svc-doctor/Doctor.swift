@@ -38,14 +38,14 @@ struct SvcDoctor {
 
         findings.append(.responders(ResponderProbe.facts(daemonPID: daemon.process?.pid)))
 
-        let interfaces = InterfaceProbe.facts()
+        let interfaces = InterfaceProbe.facts().filter { facts in options.interface.map { $0.name == facts.name } ?? true }
         findings.append(.interfaces(interfaces, config: daemon.config ?? AvahiConfig(), configPath: daemon.configPath))
 
         findings.append(.firewall(FirewallProbe.facts(port: options.port)))
 
         findings.append(.nss(NSSProbe.facts()))
 
-        findings.append(.selfTest(await SelfTest.run(timeout: options.selfTestTimeout)))
+        findings.append(.selfTest(await SelfTest.run(timeout: options.selfTestTimeout, interface: options.interface)))
         return Diagnosis(findings)
     }
 }

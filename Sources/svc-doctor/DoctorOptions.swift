@@ -1,10 +1,13 @@
 import CommandLineSupport
+import DiscoveryCore
 
 /// svc-doctor's validated command line.
 struct DoctorOptions: Sendable {
     var json = false
     var verbose = false
     var avahiConfig: String?
+    /// `--interface`: look at this interface only, and run the self-test on it.
+    var interface: NetworkInterface?
     /// The TCP port the firewall check asks about; nil: an ephemeral port, as svc-publish uses.
     var port: UInt16?
     var selfTestTimeout: Duration = .seconds(5)
@@ -18,6 +21,7 @@ struct DoctorOptions: Sendable {
         overview: "Find out why service discovery does not work on this host, and how to fix it.",
         options: [
             .init("avahi-config", value: "path", help: "avahi-daemon's configuration file (default: the one the running\ndaemon was started with (-f), else /etc/avahi/avahi-daemon.conf)."),
+            .interface,
             .init("port", value: "port", help: "Check that the firewall lets incoming TCP to this port in (the port\nyou give svc-publish --port; default, or 0: the ephemeral ports it\nlistens on without --port)."),
             .init("timeout", value: "seconds", help: "How long the live self-test may take (default: 5)."),
             .init("verbose", short: "v", help: "Also show what the checks that passed saw."),
@@ -63,6 +67,9 @@ struct DoctorOptions: Sendable {
                             browses for it, resolves it, looks up its addresses, connects to
                             it over TCP, and withdraws it, within --timeout. A failure is a
                             problem, named by the step that failed.
+              With --interface, the interfaces check looks at that interface alone (a
+              problem when Avahi does not use it) and the self-test publishes, browses and
+              resolves on it only.
               svc-doctor only reads: it never changes the system. Run it as root to see
               which processes of other users hold UDP 5353 and to read the firewall.
 
@@ -90,6 +97,7 @@ struct DoctorOptions: Sendable {
         json = parsed.flag("json")
         verbose = parsed.flag("verbose")
         avahiConfig = parsed.value("avahi-config")
+        interface = try parsed.networkInterface()
         if avahiConfig?.isEmpty == true { throw UsageError("--avahi-config needs a file path") }
         if let text = parsed.value("port") {
             let number = try parsePort(text, option: "port")

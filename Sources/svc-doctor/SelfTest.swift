@@ -10,7 +10,8 @@ import TransportPOSIX
 /// avahi-daemon, browses for it, resolves it, looks up its addresses and connects to it, all
 /// through the daemon, then withdraws it. Every step shares one deadline, so it never hangs.
 enum SelfTest {
-    static func run(timeout: Duration) async -> SelfTestFacts {
+    /// - Parameter interface: publish, browse and resolve on this interface only (nil: every one).
+    static func run(timeout: Duration, interface: NetworkInterface?) async -> SelfTestFacts {
         var facts = SelfTestFacts()
         let deadline = ContinuousClock.now + timeout
         var step = SelfTestFacts.Step.listen
@@ -27,13 +28,13 @@ enum SelfTest {
             let serviceType = try ServiceType("_svc-doctor._tcp")
             let name = try InstanceName("svc-doctor probe \(getpid())")
             let registered = try await ServiceRegistration.register(.init(
-                name: name, type: serviceType, port: tcp.port, conflictPolicy: .rename, timeout: remaining(deadline)))
+                name: name, type: serviceType, port: tcp.port, interface: interface, conflictPolicy: .rename, timeout: remaining(deadline)))
             registration = registered
             facts.completed.append(.init(.publish, "'\(registered.name)' (\(serviceType.baseType)) on TCP port \(tcp.port)"))
 
             step = .browse
             let (instance, interfaces) = try await withDeadline(deadline, "browsing \(serviceType.baseType) did not find the probe") {
-                for try await event in try ServiceBrowser(type: serviceType).start() {
+                for try await event in try ServiceBrowser(type: serviceType, interface: interface).start() {
                     if case .added(let instance, let interfaces) = event, instance.name == registered.name { return (instance, interfaces) }
                 }
                 throw CancellationError()

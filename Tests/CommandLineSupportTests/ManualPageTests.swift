@@ -20,7 +20,7 @@ final class ManualPageTests: XCTestCase {
                                 "ENVIRONMENT", "FILES", "EXAMPLES", "SEE ALSO"])
         XCTAssertTrue(page.hasPrefix(".TH \"SVC\\-BROWSE\" \"1\" \"2026\\-12\\-01\" \"svc 1.0\" \"User Commands\"\n"), page)
         XCTAssertEqual(manualSection("NAME", in: page), ["svc\\-browse \\- Does things."])
-        XCTAssertEqual(manualSection("SEE ALSO", in: page), ["\\fBsvc\\-publish\\fR(1), \\fBsvc\\-connect\\fR(1), \\fBavahi\\-daemon\\fR(8), \\fBavahi\\-browse\\fR(1)"])
+        XCTAssertEqual(manualSection("SEE ALSO", in: page), ["\\fBsvc\\-publish\\fR(1), \\fBsvc\\-connect\\fR(1), \\fBsvc\\-doctor\\fR(8), \\fBavahi\\-daemon\\fR(8), \\fBavahi\\-browse\\fR(1)"])
     }
 
     func testSynopsisHasTheCommandsOwnOptionsOnly() {

@@ -60,6 +60,18 @@ final class DoctorTests: XCTestCase {
         XCTAssertEqual(report.summary?["exit_code"] as? Int, 0)
     }
 
+    func testInterfaceLimitsTheInterfaceCheckAndTheSelfTestToOneInterface() throws {
+        let lanSide = try diagnose("a", ["--interface", "veth0"])
+        XCTAssertEqual(lanSide.status, 0, lanSide.transcript)
+        XCTAssertEqual(lanSide.summary(of: "interfaces"), "Avahi uses veth0", lanSide.transcript)
+        XCTAssertEqual(lanSide.status(of: "self-test"), "ok", lanSide.transcript)
+        // The loopback interface: Avahi announces nothing there, so neither check can pass.
+        let loopback = try diagnose("a", ["--interface", "lo"])
+        XCTAssertEqual(loopback.status, 1, loopback.transcript)
+        XCTAssertEqual(loopback.status(of: "interfaces"), "problem", loopback.transcript)
+        XCTAssertEqual(loopback.status(of: "self-test"), "problem", loopback.transcript)
+    }
+
     func testAStoppedDaemonIsAProblem() throws {
         try lanControl(["daemon", "stop", "b"])
         defer { XCTAssertNoThrow(try repairHostB()) }

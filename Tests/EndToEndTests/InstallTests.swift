@@ -67,14 +67,15 @@ final class InstallTests: XCTestCase {
     func completionOptions(_ script: String, shell: String) throws -> [String] {
         let pattern: String
         switch shell {
-        case "bash": pattern = #"compgen -W '-h ([^']*)' -- "\$cur""#
+        case "bash": pattern = #"compgen -W '(-[^']*)' -- "\$cur""#
         case "zsh": pattern = #"\n    '(?:\([^)]*\))?\*?--([a-z0-9-]+)=?\["#
         default: pattern = #"\ncomplete -c \S+ (?:-s \S )?-l ([a-z0-9-]+)"#
         }
         let regex = try NSRegularExpression(pattern: pattern)
         let found = regex.matches(in: script, range: NSRange(script.startIndex..., in: script)).compactMap { Range($0.range(at: 1), in: script).map { String(script[$0]) } }
         guard shell == "bash" else { return found }
-        return found.flatMap { $0.split(separator: " ").map { String($0.dropFirst(2)) } }
+        // The long options (the short ones are listed first: `-v -h --avahi-config ...`).
+        return found.flatMap { $0.split(separator: " ").filter { $0.hasPrefix("--") }.map { String($0.dropFirst(2)) } }
     }
 
     func testInstallPutsEverythingInPlaceAndUninstallLeavesThePrefixAsItWas() throws {
