@@ -184,6 +184,68 @@ final class InstallTests: XCTestCase {
         XCTAssertEqual(try snapshot(prefix), [:])
     }
 
+    /// The attack: someone who can write the prefix links a directory in it to one outside
+    /// and lists a file there (its SHA-256 is easy to compute) in the manifest.
+    func testUninstallRefusesAnEntryThroughASymbolicLinkAndRemovesNothing() throws {
+        let prefix = try temporaryPrefix()
+        let outside = try temporaryPrefix()
+        let victim = outside.appendingPathComponent("passwd")
+        try "precious\n".write(to: victim, atomically: true, encoding: .utf8)
+        XCTAssertEqual(try run(script, ["--prefix", prefix.path, "--bin-dir", TestLAN.binDirectory]).status, 0)
+        try FileManager.default.createSymbolicLink(at: prefix.appendingPathComponent("share/x"), withDestinationURL: outside)
+        let manifest = prefix.appendingPathComponent("share/svc/install-manifest")
+        let sum = try run("/usr/bin/sha256sum", [victim.path]).out.first?.split(separator: " ").first.map(String.init) ?? ""
+        let handle = try FileHandle(forWritingTo: manifest)
+        try handle.seekToEnd()
+        try handle.write(contentsOf: Data("file \(sum) share/x/passwd\ndir share/x\n".utf8))
+        try handle.close()
+        let before = try snapshot(prefix)
+
+        let uninstall = try run(script, ["--uninstall", "--prefix", prefix.path])
+        XCTAssertEqual(uninstall.status, 65, uninstall.err.joined(separator: "\n"))
+        XCTAssertEqual(uninstall.err, ["install: error: the manifest \(manifest.path) has an entry through the symbolic link "
+                                       + "\(prefix.path)/share/x: 'share/x/passwd'; nothing was removed; remove the files by hand"])
+        XCTAssertEqual(try String(contentsOf: victim, encoding: .utf8), "precious\n", "the file outside the prefix is kept")
+        XCTAssertEqual(try snapshot(prefix), before, "nothing under the prefix was removed either")
+    }
+
+    func testUninstallRefusesAManifestSomeoneElseCouldHaveWritten() throws {
+        let prefix = try temporaryPrefix()
+        XCTAssertEqual(try run(script, ["--prefix", prefix.path, "--bin-dir", TestLAN.binDirectory]).status, 0)
+        let manifest = prefix.appendingPathComponent("share/svc/install-manifest").path
+        let before = try snapshot(prefix)
+
+        try FileManager.default.setAttributes([.posixPermissions: 0o664], ofItemAtPath: manifest)
+        let groupWritable = try run(script, ["--uninstall", "--prefix", prefix.path])
+        XCTAssertEqual(groupWritable.status, 65, groupWritable.err.joined(separator: "\n"))
+        XCTAssertEqual(groupWritable.err, ["install: error: \(manifest) can be written by its group or others (mode 664), so it cannot "
+                                           + "say what to delete; nothing was removed; remove the files by hand"])
+        XCTAssertEqual(try snapshot(prefix), before)
+
+        try FileManager.default.setAttributes([.posixPermissions: 0o644], ofItemAtPath: manifest)
+        guard getuid() == 0 else { throw XCTSkip("needs root, to give the manifest to another user") }
+        XCTAssertEqual(chown(manifest, 65534, 65534), 0)
+        let foreign = try run(script, ["--uninstall", "--prefix", prefix.path])
+        XCTAssertEqual(foreign.status, 65, foreign.err.joined(separator: "\n"))
+        XCTAssertEqual(foreign.err, ["install: error: \(manifest) belongs to user 65534, neither you (root) nor root, so it cannot say "
+                                     + "what to delete; nothing was removed; remove the files by hand"])
+        XCTAssertEqual(try snapshot(prefix), before)
+    }
+
+    /// A newline in the prefix would end the manifest's comment line and start an entry.
+    func testAPrefixOrBinDirWithAControlCharacterIsAUsageError() throws {
+        let base = try temporaryPrefix()
+        for arguments in [["--prefix", base.path + "/p\ndir evil", "--bin-dir", TestLAN.binDirectory],
+                          ["--prefix", base.path + "/q\tx", "--bin-dir", TestLAN.binDirectory],
+                          ["--uninstall", "--prefix", base.path + "/p\nfile"],
+                          ["--prefix", base.path + "/r", "--bin-dir", TestLAN.binDirectory + "\n"]] {
+            let result = try run(script, arguments)
+            XCTAssertEqual(result.status, 64, "\(arguments): " + result.err.joined(separator: "\n"))
+            XCTAssertEqual(result.err.first, "Error: --prefix and --bin-dir (and $SVC_BIN_DIR) take a directory without control characters (newline, tab, ...)")
+        }
+        XCTAssertEqual(try snapshot(base), [:], "nothing was made")
+    }
+
     func testHelpAndUsageErrors() throws {
         let help = try run(script, ["--help"])
         XCTAssertEqual(help.status, 0)
