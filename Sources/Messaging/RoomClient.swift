@@ -13,7 +13,9 @@ import TransportPOSIX
 public final class RoomClient: @unchecked Sendable {
     public struct Options: Sendable {
         public var instance: ServiceInstance
-        /// Resolve, look up addresses and connect on this interface only, or on any (nil).
+        /// Resolve, look up addresses and connect on this interface only, or on any (nil): the
+        /// connection is bound to it (SO_BINDTODEVICE), so an address the service's host record
+        /// gives that is reached over another interface fails to connect.
         public var interface: NetworkInterface?
         /// The name to ask for in the room.
         public var name: String
@@ -262,7 +264,7 @@ public final class RoomClient: @unchecked Sendable {
         let resolved = try await options.instance.resolve(interfaceIndex: options.interface?.index ?? 0, timeout: timeout)
         let wrap = try options.securing?(resolved)
         let endpoints = try await usable(resolved.lookUpAddresses(timeout: remaining()), port: resolved.port)
-        let (socket, winner) = try await TCPConnector.connect(to: endpoints, timeout: remaining())
+        let (socket, winner) = try await TCPConnector.connect(to: endpoints, interface: options.interface?.name, timeout: remaining())
         let connection = Connection(socket: socket, peer: winner, queue: queue)
         do {
             return Connected(stream: try wrap?(connection, queue) ?? connection, endpoint: winner, candidates: endpoints)

@@ -36,6 +36,22 @@ public final class Socket: @unchecked Sendable {
         _ = try syscall("setsockopt(\(label))") { setsockopt(fd, level, name, &value, socklen_t(MemoryLayout<Int32>.size)) }
     }
 
+    /// SO_BINDTODEVICE: the socket sends and receives through this interface only, whatever
+    /// the routing table says (Linux 5.7 and later allow it without privileges on a socket not
+    /// yet bound to an interface).
+    /// - Throws: `TransportError` naming the interface, with what to do when not permitted.
+    func bind(toInterface name: String) throws(TransportError) {
+        let bytes = Array(name.utf8)
+        do {
+            _ = try syscall("setsockopt(SO_BINDTODEVICE)") {
+                setsockopt(fd, SOL_SOCKET, SO_BINDTODEVICE, bytes, socklen_t(bytes.count))
+            }
+        } catch where error.errno == EPERM {
+            throw TransportError("setsockopt(SO_BINDTODEVICE)", message: "not permitted to keep the connection on interface "
+                                 + "\(name): this needs Linux 5.7 or later, or root; leave out --interface to connect over any interface")
+        }
+    }
+
     func bind(_ endpoint: SocketEndpoint) throws(TransportError) {
         try endpoint.withSocketAddress { (address, length) throws(TransportError) in
             _ = try syscall("bind") { Glibc.bind(fd, address, length) }

@@ -8,13 +8,17 @@ public enum TCPConnector {
     /// alternating between families, starting with the first one given; a new attempt starts
     /// every `attemptDelay`, or at once when the previous one fails; the first to connect
     /// wins and the others are closed.
+    /// - Parameters:
+    ///   - interface: the name of the only interface the connection may use (SO_BINDTODEVICE),
+    ///     or nil for the one the routing table picks. An address reached over another
+    ///     interface then fails to connect instead of being reached there.
     /// - Returns: the connected socket and the address that won.
     /// - Throws: `TransportError` naming every address tried and why it failed, or
     ///   `CancellationError`.
-    public static func connect(to endpoints: [SocketEndpoint], attemptDelay: Duration = .milliseconds(250),
+    public static func connect(to endpoints: [SocketEndpoint], interface: String? = nil, attemptDelay: Duration = .milliseconds(250),
                                timeout: Duration = .seconds(5)) async throws -> (Socket, SocketEndpoint) {
         guard !endpoints.isEmpty else { throw TransportError("connect", message: "there is no address to connect to") }
-        let race = ConnectionRace(endpoints: interleaved(endpoints), attemptDelay: attemptDelay, timeout: timeout)
+        let race = ConnectionRace(endpoints: interleaved(endpoints), interface: interface, attemptDelay: attemptDelay, timeout: timeout)
         return try await withTaskCancellationHandler {
             try await withCheckedThrowingContinuation { continuation in race.start(continuation) }
         } onCancel: {
@@ -50,6 +54,7 @@ private final class ConnectionRace: @unchecked Sendable {
     private var winner: Socket?
 
     private let endpoints: [SocketEndpoint]
+    private let interface: String?
     private let attemptDelay: Duration
     private let timeout: Duration
     private let queue = DispatchQueue(label: "svc.connect")
@@ -60,8 +65,9 @@ private final class ConnectionRace: @unchecked Sendable {
     private var timers: [any DispatchSourceTimer] = []
     private var isDone = false
 
-    init(endpoints: [SocketEndpoint], attemptDelay: Duration, timeout: Duration) {
+    init(endpoints: [SocketEndpoint], interface: String?, attemptDelay: Duration, timeout: Duration) {
         self.endpoints = endpoints
+        self.interface = interface
         self.attemptDelay = attemptDelay
         self.timeout = timeout
     }
@@ -94,6 +100,7 @@ private final class ConnectionRace: @unchecked Sendable {
         nextIndex += 1
         do throws(TransportError) {
             let socket = try Socket.tcp(endpoint.address.family)
+            if let interface { try socket.bind(toInterface: interface) }
             switch try socket.connect(to: endpoint) {
             case .processed:
                 finish(nil)

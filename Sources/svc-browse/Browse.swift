@@ -72,9 +72,10 @@ struct SvcBrowse {
                 // A room is asked for its HELLO (quietly: see RoomProbe); other types only connect.
                 answering = await Result {
                     if instance.type.baseType == ServiceType.p2pipp.baseType {
-                        try await RoomProbe.check(endpoints, announcedKey: resolved.txt?.string(forKey: "key"), timeout: .seconds(2))
+                        try await RoomProbe.check(endpoints, interface: options.interface?.name, announcedKey: resolved.txt?.string(forKey: "key"),
+                                                  timeout: .seconds(2))
                     } else {
-                        let (socket, _) = try await TCPConnector.connect(to: endpoints, timeout: .seconds(2))
+                        let (socket, _) = try await TCPConnector.connect(to: endpoints, interface: options.interface?.name, timeout: .seconds(2))
                         socket.close()
                     }
                 }

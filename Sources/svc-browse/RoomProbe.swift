@@ -21,12 +21,13 @@ enum RoomProbe {
     /// The largest frame taken before the server's `HELLO` (a `HELLO` is a few hundred bytes).
     static let frameLimit = 4096
 
-    /// Returns once the service at `endpoints` said a valid `HELLO`.
+    /// Returns once the service at `endpoints` said a valid `HELLO`; with `interface`, the
+    /// connection goes through that interface only (see `TCPConnector.connect`).
     /// - Throws: `TransportError` when no address accepts a connection, `Failure` when the
     ///   service announces a malformed `key=`, presents another key, or does not say `HELLO`
     ///   within `timeout` or says something else, `SecureTransportError` when no key can be made
     ///   for the probe.
-    static func check(_ endpoints: [SocketEndpoint], announcedKey: String?, timeout: Duration) async throws {
+    static func check(_ endpoints: [SocketEndpoint], interface: String?, announcedKey: String?, timeout: Duration) async throws {
         var expected: PublicKeyFingerprint?
         if let announcedKey {
             guard let key = PublicKeyFingerprint(fullForm: announcedKey) else {
@@ -34,7 +35,7 @@ enum RoomProbe {
             }
             expected = key
         }
-        let (socket, peer) = try await TCPConnector.connect(to: endpoints, timeout: timeout)
+        let (socket, peer) = try await TCPConnector.connect(to: endpoints, interface: interface, timeout: timeout)
         let queue = DispatchQueue(label: "svc-browse.probe")
         let connection = Connection(socket: socket, peer: peer, queue: queue)
         let stream: any ByteStream
