@@ -59,7 +59,8 @@ struct SvcConnect {
         } catch let error as DNSSDError where error.code == .noSuchName {
             throw ToolFailure(.noHost, error.message + (await namesSeen(options)))
         } catch let error as TransportError {
-            throw ToolFailure(.temporaryFailure, "'\(options.name)' is published, but its host does not answer: it may have left the network without saying so (\(error)); try again later")
+            let through = options.interface.map { " through \($0.name) (--interface): an address reached over another interface does not answer, and" } ?? ""
+            throw ToolFailure(.temporaryFailure, "'\(options.name)' is published, but its host does not answer\(through): it may have left the network without saying so (\(error)); try again later")
         } catch let error as ProtocolError where error.code == .handshakeTimeout {
             throw ToolFailure(.temporaryFailure, "'\(options.name)' did not let us in: \(error); try again later")
         } catch let error as ProtocolError {

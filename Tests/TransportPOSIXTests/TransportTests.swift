@@ -52,6 +52,23 @@ final class TransportTests: XCTestCase {
         XCTAssertEqual(winner, working)
     }
 
+    /// Bound to lo, the connection reaches an address on lo; bound to an interface that does
+    /// not exist, it is not made at all (never unbound).
+    func testAConnectionBoundToAnInterfaceUsesOnlyThatInterface() async throws {
+        let listener = try startShoutingServer()
+        defer { listener.cancel() }
+        let endpoint = SocketEndpoint(address: loopback4, port: listener.port)
+        let (socket, winner) = try await TCPConnector.connect(to: [endpoint], interface: "lo")
+        socket.close()
+        XCTAssertEqual(winner, endpoint)
+        do {
+            _ = try await TCPConnector.connect(to: [endpoint], interface: "nosuch0")
+            XCTFail("connected although the interface does not exist")
+        } catch {
+            XCTAssertEqual("\(error)", "connect: could not connect to 127.0.0.1:\(listener.port) (setsockopt(SO_BINDTODEVICE): No such device (errno 19))")
+        }
+    }
+
     func testHappyEyeballsReportsEveryFailure() async throws {
         let closed = try TCPListener(port: 0)
         let port = closed.port
