@@ -19,6 +19,7 @@ final class InstallTests: XCTestCase {
         let process = try ToolProcess(executable, arguments, label: URL(fileURLWithPath: executable).lastPathComponent, environment: merged)
         process.closeStdin()
         let status = process.waitForExit(timeout: timeout)
+        process.waitForOutputToEnd(timeout: 30)
         return (status, process.stdout, process.stderr)
     }
 

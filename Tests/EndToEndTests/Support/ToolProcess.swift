@@ -150,6 +150,16 @@ final class ToolProcess: @unchecked Sendable {
         return status
     }
 
+    /// Waits, at most `timeout`, until stdout and stderr have both ended: for programs whose
+    /// helpers may still write after the program itself exits (man's groff and pager pipeline),
+    /// which the 2 s drain of `waitForExit` can cut short on a busy machine.
+    func waitForOutputToEnd(timeout: TimeInterval) {
+        lock.lock()
+        let deadline = Date().addingTimeInterval(timeout)
+        while openStreams > 0 && lock.wait(until: deadline) {}
+        lock.unlock()
+    }
+
     /// Everything the process printed, for failure messages.
     var transcript: String {
         "[\(label) stdout]\n" + stdout.joined(separator: "\n") + "\n[\(label) stderr]\n" + stderr.joined(separator: "\n")
