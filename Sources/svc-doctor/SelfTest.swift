@@ -27,8 +27,7 @@ enum SelfTest {
             // The probe's own type, which no other program browses.
             let serviceType = try ServiceType("_svc-doctor._tcp")
             let name = try InstanceName("svc-doctor probe \(getpid())")
-            let registered = try await ServiceRegistration.register(.init(
-                name: name, type: serviceType, port: tcp.port, interface: interface, conflictPolicy: .rename, timeout: remaining(deadline)))
+            let registered = try await registerProbe(name: name, type: serviceType, port: tcp.port, interface: interface, deadline: deadline)
             registration = registered
             facts.completed.append(.init(.publish, "'\(registered.name)' (\(serviceType.baseType)) on TCP port \(tcp.port)"))
 
@@ -57,10 +56,44 @@ enum SelfTest {
             facts.completed.append(.init(.connect, "connected to \(endpoint) in \(milliseconds) ms"))
         } catch {
             facts.failure = .init(step, "\(error)")
+            facts.probeRenames = (error as? ProbeNameTaken)?.renames ?? 0
         }
         await registration?.cancel()
         listener?.cancel()
         return facts
+    }
+
+    /// Registers the probe, taking the next name (" #2", " #3", ...) after each conflict, up to
+    /// `maximumRenames` times. A name conflict means another host answers for the name, so
+    /// running out of names or of time after a conflict is reported as that, not as a daemon
+    /// that gave no answer.
+    static func registerProbe(name: InstanceName, type: ServiceType, port: UInt16, interface: NetworkInterface?,
+                              deadline: ContinuousClock.Instant) async throws -> ServiceRegistration {
+        var candidate = name
+        var renames = 0
+        while true {
+            do {
+                return try await ServiceRegistration.register(.init(
+                    name: candidate, type: type, port: port, interface: interface, conflictPolicy: .fail, timeout: remaining(deadline)))
+            } catch let error as DNSSDError where error.code == .nameConflict && renames < maximumRenames && deadline > .now {
+                renames += 1
+                candidate = candidate.alternative
+            } catch let error as DNSSDError where renames > 0 && (error.code == .nameConflict || error.code == .timedOut) {
+                throw ProbeNameTaken(name: name.value, renames: renames)
+            }
+        }
+    }
+
+    /// How often the probe takes another name before the self-test gives up.
+    static let maximumRenames = 8
+
+    /// Another host kept answering for the probe's names.
+    struct ProbeNameTaken: Error, CustomStringConvertible {
+        let name: String
+        let renames: Int
+        var description: String {
+            "another host on the network answers for the probe's name '\(name)' (renamed \(renames) time\(renames == 1 ? "" : "s"))"
+        }
     }
 
     /// What is left until `deadline`, at least 10 ms (a step given nothing fails at once).
