@@ -63,29 +63,46 @@ enum SelfTest {
         return facts
     }
 
-    /// Registers the probe, taking the next name (" #2", " #3", ...) after each conflict, up to
-    /// `maximumRenames` times. A name conflict means another host answers for the name, so
-    /// running out of names or of time after a conflict is reported as that, not as a daemon
-    /// that gave no answer.
+    /// Registers the probe (renaming it after conflicts, " #2", " #3", ...), browsing the
+    /// probe's type meanwhile: Avahi renames a conflicting service by itself, without a word to
+    /// the client, so the names of the probe that other hosts answer for are how a conflict
+    /// shows. When publishing then fails, that host is to blame, not the daemon.
     static func registerProbe(name: InstanceName, type: ServiceType, port: UInt16, interface: NetworkInterface?,
                               deadline: ContinuousClock.Instant) async throws -> ServiceRegistration {
-        var candidate = name
-        var renames = 0
-        while true {
+        let watcher = Task { () -> Set<String> in
+            var taken: Set<String> = []
             do {
-                return try await ServiceRegistration.register(.init(
-                    name: candidate, type: type, port: port, interface: interface, conflictPolicy: .fail, timeout: remaining(deadline)))
-            } catch let error as DNSSDError where error.code == .nameConflict && renames < maximumRenames && deadline > .now {
-                renames += 1
-                candidate = candidate.alternative
-            } catch let error as DNSSDError where renames > 0 && (error.code == .nameConflict || error.code == .timedOut) {
-                throw ProbeNameTaken(name: name.value, renames: renames)
+                for try await event in try ServiceBrowser(type: type, interface: interface).start() {
+                    if case .added(let instance, _) = event, isProbeName(instance.name, base: name.value), taken.count < 1000 {
+                        taken.insert(instance.name)
+                    }
+                }
+            } catch {
+                // Browsing is only a witness here: without it, a failure is reported as it came.
             }
+            return taken
+        }
+        defer { watcher.cancel() }
+        do {
+            return try await ServiceRegistration.register(.init(
+                name: name, type: type, port: port, interface: interface, conflictPolicy: .rename, timeout: remaining(deadline)))
+        } catch {
+            watcher.cancel()
+            let taken = await watcher.value
+            if taken.isEmpty { throw error }
+            throw ProbeNameTaken(name: name.value, renames: taken.count)
         }
     }
 
-    /// How often the probe takes another name before the self-test gives up.
-    static let maximumRenames = 8
+    /// Whether `candidate` is `base` or one of its alternatives (`base #N`).
+    static func isProbeName(_ candidate: String, base: String) -> Bool {
+        guard candidate.hasPrefix(base) else { return false }
+        let rest = candidate.dropFirst(base.count)
+        guard !rest.isEmpty else { return true }
+        guard rest.hasPrefix(" #") else { return false }
+        let digits = rest.dropFirst(2)
+        return !digits.isEmpty && digits.count <= 9 && digits.allSatisfy { $0.isASCII && $0.isNumber }
+    }
 
     /// Another host kept answering for the probe's names.
     struct ProbeNameTaken: Error, CustomStringConvertible {
