@@ -18,7 +18,8 @@ public struct AvahiConfig: Sendable, Hashable {
     public var allowPointToPoint = false
     /// `enable-reflector=` in `[reflector]` (default no).
     public var enableReflector = false
-    /// Lines that could not be read, e.g. "line 4: no '=' in 'use-ipv4'".
+    /// Lines that could not be read, by number and what is wrong, e.g. "line 4: no '=' (…)";
+    /// never their text: the file may not be avahi's (a process can name any file with `-f`).
     public var malformedLines: [String] = []
 
     /// Avahi's defaults, as with an empty file.
@@ -35,7 +36,7 @@ public struct AvahiConfig: Sendable, Hashable {
                 continue
             }
             guard let (key, value) = ConfigText.assignment(line) else {
-                if malformedLines.count < 20 { malformedLines.append("line \(number): no '=' in '\(line.prefix(80))'") }
+                if malformedLines.count < 20 { malformedLines.append("line \(number): no '=' (neither a setting, a [section] nor a comment)") }
                 continue
             }
             switch (section, key) {

@@ -9,10 +9,13 @@ public struct ResponderFacts: Sendable, Hashable {
         /// `/proc/PID/comm` (at most 15 characters), e.g. `systemd-resolve`.
         public var name: String
         public var commandLine: String
-        public init(pid: Int32, name: String, commandLine: String) {
+        /// Whether it is the installed systemd-resolved (`ProgramIdentity`), not merely named so.
+        public var isSystemdResolved: Bool
+        public init(pid: Int32, name: String, commandLine: String, isSystemdResolved: Bool = false) {
             self.pid = pid
             self.name = name
             self.commandLine = commandLine
+            self.isSystemdResolved = isSystemdResolved
         }
     }
 
@@ -33,13 +36,14 @@ public struct ResponderFacts: Sendable, Hashable {
     public var sockets: [BoundSocket]
     /// Why /proc/net/udp or udp6 could not be read, if so.
     public var readErrors: [String] = []
-    /// The pid of this namespace's avahi-daemon, whose sockets are expected.
+    /// The pid of this namespace's avahi-daemon (confirmed by `ProgramIdentity`), whose sockets
+    /// are expected; a process merely named `avahi-daemon` is another program.
     public var daemonPID: Int32?
     /// The user avahi-daemon runs as: without root its sockets' owners cannot be seen, but a
     /// socket of that user is taken for the daemon's.
     public var daemonUID: UInt32?
     public var resolved: ResolvedConfig
-    /// Whether systemd-resolved runs.
+    /// Whether systemd-resolved runs (confirmed by `ProgramIdentity`).
     public var resolvedRunning: Bool
 
     public init(sockets: [BoundSocket], daemonPID: Int32?, resolved: ResolvedConfig, resolvedRunning: Bool) {
@@ -71,8 +75,10 @@ extension Finding {
                 }
             }
             for owner in socket.owners {
-                let isDaemon = owner.pid == facts.daemonPID || (facts.daemonPID == nil && owner.name == "avahi-daemon")
-                observed.append("UDP \(socket.address):5353 held by pid \(owner.pid) (\(owner.name))\(isDaemon ? ": avahi-daemon" : ": \(owner.commandLine)")")
+                let isDaemon = owner.pid == facts.daemonPID
+                let impostor = !isDaemon && !owner.isSystemdResolved && Self.impersonated.contains(owner.name)
+                    ? ", not the installed \(owner.name == "avahi-daemon" ? "avahi-daemon" : "systemd-resolved")" : ""
+                observed.append("UDP \(socket.address):5353 held by pid \(owner.pid) (\(owner.name)\(impostor))\(isDaemon ? ": avahi-daemon" : ": \(owner.commandLine)")")
                 if !isDaemon && !others.contains(where: { $0.pid == owner.pid }) { others.append(owner) }
             }
         }
@@ -82,7 +88,7 @@ extension Finding {
         let setting = facts.resolved.multicastDNS.map { "MulticastDNS=\($0.rawValue) (\(facts.resolved.source ?? ""))" } ?? "MulticastDNS= not set"
         observed.append("systemd-resolved: \(facts.resolvedRunning ? "running" : "not running"), \(setting)")
 
-        let resolved = others.filter { $0.name == "systemd-resolve" || $0.name == "systemd-resolved" }
+        let resolved = others.filter(\.isSystemdResolved)
         if !resolved.isEmpty {
             return Finding(check: "responders", title: title, status: .problem,
                            summary: "systemd-resolved answers mDNS on UDP 5353 beside avahi-daemon",
@@ -106,4 +112,7 @@ extension Finding {
         return Finding(check: "responders", title: title, status: .ok,
                        summary: "no other program holds UDP port 5353", observed: observed)
     }
+
+    /// The names of the programs this check recognizes (`comm`, at most 15 characters).
+    static let impersonated: Set<String> = ["avahi-daemon", "systemd-resolve", "systemd-resolved"]
 }

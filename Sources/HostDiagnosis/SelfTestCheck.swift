@@ -18,6 +18,9 @@ public struct SelfTestFacts: Sendable, Hashable {
     public var completed: [Outcome] = []
     /// The step that failed and why, or nil when every step passed.
     public var failure: Outcome?
+    /// How often the probe's name was taken by another host while publishing it: when
+    /// publishing failed after that, the network, not the daemon, is to blame.
+    public var probeRenames = 0
 
     public init() {}
 }
@@ -32,6 +35,12 @@ extension Finding {
         guard let failure = facts.failure else {
             return Finding(check: "self-test", title: title, status: .ok,
                            summary: "a probe service was published, found, resolved and connected to", observed: observed)
+        }
+        if failure.step == .publish && facts.probeRenames > 0 {
+            return Finding(check: "self-test", title: title, status: .problem,
+                           summary: "another host on the network answers for the probe's name (renamed \(facts.probeRenames) time\(facts.probeRenames == 1 ? "" : "s"))",
+                           observed: observed,
+                           fixes: ["find the host that answers for names it does not own (e.g. 'tcpdump -n udp port 5353' shows its address) and stop it, then run svc-doctor again"])
         }
         let fixes: [String]
         switch failure.step {

@@ -39,10 +39,13 @@ struct DoctorOptions: Sendable {
                             is a warning; so is enable-reflector=yes; use-ipv4=no with
                             use-ipv6=no is a problem. Shows allow-interfaces,
                             deny-interfaces, use-ipv4 and use-ipv6 from its configuration.
+                            Only the installed avahi-daemon run as root or avahi counts as
+                            the daemon; its configuration lines are never shown.
               responders    Who else holds UDP port 5353 (/proc/net/udp, udp6, mapped to
                             processes): systemd-resolved is a problem (MulticastDNS=no
                             fixes it), any other program a warning; systemd-resolved set
-                            to MulticastDNS=yes or resolve is a warning.
+                            to MulticastDNS=yes or resolve is a warning. A program merely
+                            named avahi-daemon or systemd-resolve is another program.
               interfaces    Which interfaces are up, have addresses and MULTICAST, and which
                             Avahi uses (as avahi-daemon decides, with allow-interfaces and
                             deny-interfaces). None is a problem; an interface without
@@ -66,7 +69,8 @@ struct DoctorOptions: Sendable {
               self-test     Publishes a probe service (_svc-doctor._tcp) through the daemon,
                             browses for it, resolves it, looks up its addresses, connects to
                             it over TCP, and withdraws it, within --timeout. A failure is a
-                            problem, named by the step that failed.
+                            problem, named by the step that failed; a probe name another
+                            host answers for is blamed on that host.
               With --interface, the interfaces check looks at that interface alone (a
               problem when Avahi does not use it) and the self-test publishes, browses and
               resolves on it only.

@@ -1,4 +1,5 @@
 import Glibc
+import HostDiagnosis
 
 /// The processes in /proc, as far as this user may see them.
 enum Processes {
@@ -14,6 +15,18 @@ enum Processes {
     static func commandLine(_ pid: Int32) -> [String] {
         guard let text = try? SystemFiles.read("/proc/\(pid)/cmdline", limit: 4096) else { return [] }
         return text.split(separator: "\0").map(String.init)
+    }
+
+    /// What `ProgramIdentity` needs of `pid`: its executable (`/proc/PID/exe`, readable for
+    /// another user's process only as root) and its real user id.
+    static func identityFacts(_ pid: Int32) -> ProgramIdentity.ProcessFacts {
+        ProgramIdentity.ProcessFacts(pid: pid, executable: SystemFiles.linkTarget("/proc/\(pid)/exe"),
+                                     realUID: (try? SystemFiles.read("/proc/\(pid)/status", limit: 8192)).flatMap(ProcessStatus.realUID))
+    }
+
+    /// The user id of the system user `name` (e.g. `avahi`), or nil when there is none.
+    static func userID(of name: String) -> UInt32? {
+        getpwnam(name).map { $0.pointee.pw_uid }
     }
 
     /// Whether `pid` is in this process's network namespace. True when that cannot be told

@@ -14,13 +14,17 @@ enum ResponderProbe {
             }
         }
         let owners = Processes.socketOwners(Set(entries.map(\.inode)))
+        // Only the installed systemd-resolved counts as it: a user's program may take its name.
+        let resolved = ProgramIdentity.systemdResolved(resolveUID: Processes.userID(of: "systemd-resolve"))
         let sockets = entries.map { entry in
             ResponderFacts.BoundSocket(address: entry.address, uid: entry.uid, owners: (owners[entry.inode] ?? []).map { pid in
-                ResponderFacts.Owner(pid: pid, name: Processes.name(pid) ?? "?", commandLine: String(Processes.commandLine(pid).joined(separator: " ").prefix(200)))
+                let name = Processes.name(pid) ?? "?"
+                return ResponderFacts.Owner(pid: pid, name: name, commandLine: String(Processes.commandLine(pid).joined(separator: " ").prefix(200)),
+                                            isSystemdResolved: name == "systemd-resolve" && resolved.matches(Processes.identityFacts(pid)))
             })
         }
-        var facts = ResponderFacts(sockets: sockets, daemonPID: daemonPID, resolved: resolvedConfig(),
-                                   resolvedRunning: !Processes.named("systemd-resolve").isEmpty)
+        let resolvedRunning = Processes.named("systemd-resolve").contains { resolved.matches(Processes.identityFacts($0)) }
+        var facts = ResponderFacts(sockets: sockets, daemonPID: daemonPID, resolved: resolvedConfig(), resolvedRunning: resolvedRunning)
         facts.readErrors = errors
         facts.daemonUID = daemonPID.flatMap { pid in (try? SystemFiles.read("/proc/\(pid)/status", limit: 8192)).flatMap(ProcessStatus.realUID) }
         return facts

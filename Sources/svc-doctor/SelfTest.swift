@@ -27,8 +27,7 @@ enum SelfTest {
             // The probe's own type, which no other program browses.
             let serviceType = try ServiceType("_svc-doctor._tcp")
             let name = try InstanceName("svc-doctor probe \(getpid())")
-            let registered = try await ServiceRegistration.register(.init(
-                name: name, type: serviceType, port: tcp.port, interface: interface, conflictPolicy: .rename, timeout: remaining(deadline)))
+            let registered = try await registerProbe(name: name, type: serviceType, port: tcp.port, interface: interface, deadline: deadline)
             registration = registered
             facts.completed.append(.init(.publish, "'\(registered.name)' (\(serviceType.baseType)) on TCP port \(tcp.port)"))
 
@@ -57,10 +56,61 @@ enum SelfTest {
             facts.completed.append(.init(.connect, "connected to \(endpoint) in \(milliseconds) ms"))
         } catch {
             facts.failure = .init(step, "\(error)")
+            facts.probeRenames = (error as? ProbeNameTaken)?.renames ?? 0
         }
         await registration?.cancel()
         listener?.cancel()
         return facts
+    }
+
+    /// Registers the probe (renaming it after conflicts, " #2", " #3", ...), browsing the
+    /// probe's type meanwhile: Avahi renames a conflicting service by itself, without a word to
+    /// the client, so the names of the probe that other hosts answer for are how a conflict
+    /// shows. When publishing then fails, that host is to blame, not the daemon.
+    static func registerProbe(name: InstanceName, type: ServiceType, port: UInt16, interface: NetworkInterface?,
+                              deadline: ContinuousClock.Instant) async throws -> ServiceRegistration {
+        let watcher = Task { () -> Set<String> in
+            var taken: Set<String> = []
+            do {
+                for try await event in try ServiceBrowser(type: type, interface: interface).start() {
+                    if case .added(let instance, _) = event, isProbeName(instance.name, base: name.value), taken.count < 1000 {
+                        taken.insert(instance.name)
+                    }
+                }
+            } catch {
+                // Browsing is only a witness here: without it, a failure is reported as it came.
+            }
+            return taken
+        }
+        defer { watcher.cancel() }
+        do {
+            return try await ServiceRegistration.register(.init(
+                name: name, type: type, port: port, interface: interface, conflictPolicy: .rename, timeout: remaining(deadline)))
+        } catch {
+            watcher.cancel()
+            let taken = await watcher.value
+            if taken.isEmpty { throw error }
+            throw ProbeNameTaken(name: name.value, renames: taken.count)
+        }
+    }
+
+    /// Whether `candidate` is `base` or one of its alternatives (`base #N`).
+    static func isProbeName(_ candidate: String, base: String) -> Bool {
+        guard candidate.hasPrefix(base) else { return false }
+        let rest = candidate.dropFirst(base.count)
+        guard !rest.isEmpty else { return true }
+        guard rest.hasPrefix(" #") else { return false }
+        let digits = rest.dropFirst(2)
+        return !digits.isEmpty && digits.count <= 9 && digits.allSatisfy { $0.isASCII && $0.isNumber }
+    }
+
+    /// Another host kept answering for the probe's names.
+    struct ProbeNameTaken: Error, CustomStringConvertible {
+        let name: String
+        let renames: Int
+        var description: String {
+            "another host on the network answers for the probe's name '\(name)' (renamed \(renames) time\(renames == 1 ? "" : "s"))"
+        }
     }
 
     /// What is left until `deadline`, at least 10 ms (a step given nothing fails at once).

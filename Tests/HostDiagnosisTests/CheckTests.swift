@@ -95,7 +95,9 @@ final class CheckTests: XCTestCase {
                                               daemonPID: 42, resolved: none, resolvedRunning: false))
         XCTAssertEqual(python.status, .warning)
         XCTAssertEqual(python.fixes, ["stop or reconfigure pid 7: python3 --flag"])
-        let resolved = Finding.responders(.init(sockets: [.init(address: any4, uid: 0, owners: [owner(9, "systemd-resolve")])],
+        var confirmedResolved = owner(9, "systemd-resolve")
+        confirmedResolved.isSystemdResolved = true
+        let resolved = Finding.responders(.init(sockets: [.init(address: any4, uid: 0, owners: [confirmedResolved])],
                                                 daemonPID: nil, resolved: none, resolvedRunning: true))
         XCTAssertEqual(resolved.status, .problem)
         XCTAssertEqual(resolved.fixes.first, "MulticastDNS=no in [Resolve] of /etc/systemd/resolved.conf")
