@@ -77,6 +77,11 @@ public struct DNSSDError: Error, Sendable, Hashable, CustomStringConvertible {
         switch rawValue {
         case -65537: // Unknown: Avahi's answer when the daemon or the bus cannot be reached
             switch bus {
+            case .outOfFileDescriptors(let reason):
+                return DNSSDError(.other, """
+                    too many open files (\(reason)) while \(operation): each request to avahi-daemon needs \
+                    file descriptors; raise the limit ('ulimit -n') or run fewer requests at once
+                    """, rawValue: rawValue)
             case .unreachable(let address, let reason):
                 return DNSSDError(.busUnreachable, """
                     cannot reach the D-Bus system bus at \(address): \(reason); avahi-daemon is reached \

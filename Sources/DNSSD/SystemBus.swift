@@ -6,6 +6,9 @@ public enum SystemBus {
     public enum Status: Sendable, Hashable {
         case reachable(address: String)
         case unreachable(address: String, reason: String)
+        /// This process cannot open another file descriptor (EMFILE, or ENFILE for the whole
+        /// system), so nothing is known about the bus or the daemon.
+        case outOfFileDescriptors(reason: String)
     }
 
     /// The socket path from `DBUS_SYSTEM_BUS_ADDRESS` (its first `unix:path=` entry), or the
@@ -24,7 +27,11 @@ public enum SystemBus {
     public static func probe() -> Status {
         let path = socketPath
         let fd = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
-        guard fd >= 0 else { return .unreachable(address: path, reason: String(cString: strerror(errno))) }
+        guard fd >= 0 else {
+            let code = errno
+            let reason = String(cString: strerror(code))
+            return code == EMFILE || code == ENFILE ? .outOfFileDescriptors(reason: reason) : .unreachable(address: path, reason: reason)
+        }
         defer { close(fd) }
         var address = sockaddr_un()
         address.sun_family = sa_family_t(AF_UNIX)

@@ -1,4 +1,5 @@
 import CommandLineSupport
+import Synchronization
 import DNSSD
 import DiscoveryCore
 import TransportCore
@@ -18,11 +19,14 @@ struct SvcBrowse {
     static func browse(_ options: BrowseOptions) async throws {
         let browser = ServiceBrowser(type: options.type, domain: options.domain, interface: options.interface)
         let events = try browser.start(onDaemonStatus: noteDaemonStatus)
-        try await run(options) {
+        try await run(options, minimumWait: browser.minimumWait) { firstBatch in
             var printer = EventPrinter()
             for try await event in events {
                 printer.print(event, at: timestampNow()) { event, time in await line(for: event, at: time, options) }
-                if event == .completeForNow && options.once { break }
+                if event == .completeForNow && options.once {
+                    firstBatch.end()
+                    break
+                }
             }
             await printer.drain()
         }
@@ -35,16 +39,29 @@ struct SvcBrowse {
         }
     }
 
+    /// How much longer than its minimum wait `--once` waits at most for its first batch
+    /// (unless `--timeout` says): a host that keeps announcing new names would otherwise
+    /// hold it open for as long as it likes.
+    static let onceGrace = Duration.seconds(3)
+
     /// Runs `body` until it returns, `--timeout` passes, a signal, or the reader of stdout
-    /// goes away.
-    static func run(_ options: BrowseOptions, _ body: @escaping @Sendable () async throws -> Void) async throws {
-        let work = Task { try await body() }
+    /// goes away. With `--once`, `--timeout` (default `minimumWait` + `onceGrace`) bounds
+    /// only the wait for the first batch: `body` calls `FirstBatch.end()` when it has it,
+    /// and the lines of events already seen are still printed after the bound.
+    static func run(_ options: BrowseOptions, minimumWait: Duration,
+                    _ body: @escaping @Sendable (FirstBatch) async throws -> Void) async throws {
+        let firstBatch = FirstBatch()
+        let work = Task { try await body(firstBatch) }
         let signals = TerminationSignals(queue: .main) { _ in work.cancel() }
         // `svc-browse | head -1`: once the reader is gone there is nobody to tell; stop, status 0.
         Console.whenStandardOutputCloses { work.cancel() }
-        if let timeout = options.timeout {
+        if let timeout = options.timeout ?? (options.once ? minimumWait + onceGrace : nil) {
             Task {
                 try await Task.sleep(for: timeout)
+                if options.once {
+                    guard !firstBatch.isDone else { return }
+                    Console.note("stopped waiting for the first batch after \(timeout.secondsText) (the most --once waits): the list may be incomplete")
+                }
                 work.cancel()
             }
         }
@@ -53,6 +70,11 @@ struct SvcBrowse {
         try result.get()
     }
 
+    /// `--resolve`'s resolves: each holds a daemon connection (a D-Bus connection and a
+    /// thread in Avahi's library) and file descriptors, so only so many run at once; the
+    /// others wait in order, within a bound (more instances than that are listed unresolved).
+    static let resolves = ConcurrencyLimit(limit: 16, maximumWaiting: 4096)
+
     static func line(for event: BrowseEvent, at time: String, _ options: BrowseOptions) async -> String? {
         switch event {
         case .added(let instance, let interfaces):
@@ -60,11 +82,17 @@ struct SvcBrowse {
             var answering: Result<Void, any Error>?
             if options.resolve {
                 resolution = await Result {
-                    let resolved = try await instance.resolve(interfaceIndex: interfaces.first?.index ?? 0, timeout: .seconds(3))
-                    return (resolved, try await resolved.lookUpAddresses(timeout: .seconds(3)))
+                    try await resolves.run {
+                        let resolved = try await instance.resolve(interfaceIndex: interfaces.first?.index ?? 0, timeout: .seconds(3))
+                        return (resolved, try await resolved.lookUpAddresses(timeout: .seconds(3)))
+                    }
                 }
-                if case .failure(let error) = resolution, !(error is CancellationError) {
+                switch resolution {
+                case .failure(ConcurrencyLimit.Refusal.queueFull):
+                    Console.note("not resolving '\(instance.name)': \(resolves.limit) resolves run and \(resolves.maximumWaiting) wait already; it is listed without host and addresses")
+                case .failure(let error) where !(error is CancellationError) && error as? ConcurrencyLimit.Refusal != .cancelled:
                     Console.note("could not resolve '\(instance.name)': \(error)")
+                default: break
                 }
             }
             if options.verify, case .success(let (resolved, endpoints)) = resolution {
@@ -92,6 +120,15 @@ struct SvcBrowse {
     }
 }
 
+/// Whether `--once`'s first batch is complete, so that its deadline no longer applies.
+final class FirstBatch: Sendable {
+    private let done = Atomic<Bool>(false)
+
+    func end() { done.store(true, ordering: .releasing) }
+
+    var isDone: Bool { done.load(ordering: .acquiring) }
+}
+
 extension Result where Failure == any Error {
     init(catching body: () async throws -> Success) async {
         do { self = .success(try await body()) } catch { self = .failure(error) }
@@ -101,8 +138,13 @@ extension Result where Failure == any Error {
 /// Prints events as soon as their lines are ready (resolving takes a round trip), in order
 /// for each instance: an instance's `removed` line never comes before its `added` line, and
 /// cancels a resolve still running for it. `complete` comes after every line before it.
+///
+/// Only live work is kept: an instance's entry goes when its last task ends, so a host that
+/// keeps announcing and withdrawing new names does not make the table grow.
+/// - Important: used from one task at a time (the browse loop); the tasks it starts reach the
+///   table only through `Ledger`.
 struct EventPrinter {
-    private var lastTask: [ServiceInstance: Task<Void, Never>] = [:]
+    private let ledger = Ledger()
     private var completion: Task<Void, Never>?
 
     mutating func print(_ event: BrowseEvent, at time: String,
@@ -112,25 +154,71 @@ struct EventPrinter {
         switch event {
         case .added(let added, _), .interfacesChanged(let added, _):
             instance = added
-            predecessors = lastTask[added].map { [$0] } ?? []
+            predecessors = ledger.latest(for: added).map { [$0] } ?? []
         case .removed(let removed):
             instance = removed
-            predecessors = lastTask[removed].map { [$0] } ?? []
+            predecessors = ledger.latest(for: removed).map { [$0] } ?? []
             predecessors.forEach { $0.cancel() } // its resolve is moot now
         case .completeForNow:
             instance = nil
-            predecessors = Array(lastTask.values)
+            predecessors = ledger.all()
         }
+        guard let instance else {
+            completion = Task {
+                for predecessor in predecessors { await predecessor.value }
+                if let text = await line(event, time) { Console.out(text) }
+            }
+            return
+        }
+        let ledger = ledger
+        let generation = ledger.nextGeneration()
+        // The task is recorded before it can finish: it waits for `recorded` first.
+        let (recorded, record) = AsyncStream<Void>.makeStream()
         let task = Task {
+            for await _ in recorded {}
             for predecessor in predecessors { await predecessor.value }
             if let text = await line(event, time) { Console.out(text) }
+            ledger.finished(instance, generation: generation)
         }
-        if let instance { lastTask[instance] = task } else { completion = task }
+        ledger.record(task, for: instance, generation: generation)
+        record.finish()
     }
 
     /// Waits until every line has been printed.
     func drain() async {
-        for task in lastTask.values { await task.value }
+        for task in ledger.all() { await task.value }
         await completion?.value
+    }
+
+    /// The latest task of each instance with work still running, and its generation.
+    private final class Ledger: Sendable {
+        private let state = Mutex<(next: UInt64, tasks: [ServiceInstance: (generation: UInt64, task: Task<Void, Never>)])>((0, [:]))
+
+        func nextGeneration() -> UInt64 {
+            state.withLock { state in
+                state.next &+= 1
+                return state.next
+            }
+        }
+
+        func record(_ task: Task<Void, Never>, for instance: ServiceInstance, generation: UInt64) {
+            state.withLock { $0.tasks[instance] = (generation, task) }
+        }
+
+        /// Drops the entry when the task that ended is still the latest for its instance.
+        func finished(_ instance: ServiceInstance, generation: UInt64) {
+            state.withLock { state in
+                if state.tasks[instance]?.generation == generation { state.tasks[instance] = nil }
+            }
+        }
+
+        func latest(for instance: ServiceInstance) -> Task<Void, Never>? {
+            state.withLock { $0.tasks[instance]?.task }
+        }
+
+        func all() -> [Task<Void, Never>] {
+            state.withLock { $0.tasks.values.map(\.task) }
+        }
+
     }
 }

@@ -23,7 +23,7 @@ extension SvcBrowse {
     /// its first batch, `--timeout` passes, a signal, or the reader of stdout goes away.
     static func browseAllTypes(_ options: BrowseOptions) async throws {
         let types = try ServiceTypeBrowser(domain: options.domain, interface: options.interface, minimumWait: allTypesMinimumWait).start(onDaemonStatus: noteDaemonStatus)
-        try await run(options) {
+        try await run(options, minimumWait: allTypesMinimumWait) { firstBatch in
             let (inputs, input) = AsyncStream<AllTypesInput>.makeStream()
             try await withThrowingTaskGroup(of: Void.self) { group in
                 group.addTask {
@@ -35,6 +35,9 @@ extension SvcBrowse {
                 }
                 var state = AllTypesState()
                 var printer = EventPrinter()
+                // Each type's browse, so that a type that leaves frees its daemon connection.
+                var browses: [ServiceType: Task<Void, Never>] = [:]
+                defer { browses.values.forEach { $0.cancel() } }
                 loop: for await next in inputs {
                     let actions: [AllTypesState.Action]
                     switch next {
@@ -49,7 +52,7 @@ extension SvcBrowse {
                             do {
                                 let events = try ServiceBrowser(type: type, domain: options.domain, interface: options.interface,
                                                                 minimumWait: allTypesMinimumWait).start()
-                                group.addTask {
+                                browses[type] = Task {
                                     do {
                                         for try await event in events { input.yield(.instance(event, of: type)) }
                                     } catch {
@@ -61,6 +64,8 @@ extension SvcBrowse {
                                 Console.note("cannot browse \(type.baseType): \(error)")
                                 input.yield(.browseEnded(type))
                             }
+                        case .stopBrowsing(let type):
+                            browses.removeValue(forKey: type)?.cancel()
                         case .reportType(let event):
                             if let text = BrowseOutput.typeLine(event, domain: options.domain, at: timestampNow(), json: options.json) {
                                 Console.out(text)
@@ -68,12 +73,15 @@ extension SvcBrowse {
                         case .reportInstance(let event):
                             printer.print(event, at: timestampNow()) { event, time in await line(for: event, at: time, options) }
                         case .typeLimitReached(let type):
-                            Console.note("\(type.baseType) and later types are not browsed: \(state.maximumTypes) types are browsed already")
+                            Console.note("\(type.baseType) and later types are not browsed yet: \(state.maximumTypes) types are browsed already; up to \(state.maximumTypes) more wait and are browsed, oldest first, as types leave")
                         case .instanceLimitReached(let instance):
-                            Console.note("'\(instance.name)' (\(instance.type.baseType)) and later instances are not listed: \(state.maximumInstances) are listed already")
+                            Console.note("'\(instance.name)' (\(instance.type.baseType)) and later instances are not listed yet: \(state.maximumInstances) are listed already; up to \(state.maximumInstances) more wait and are listed, oldest first, as others leave")
                         case .completeForNow:
                             printer.print(.completeForNow, at: timestampNow()) { event, time in await line(for: event, at: time, options) }
-                            if options.once { break loop }
+                            if options.once {
+                                firstBatch.end()
+                                break loop
+                            }
                         }
                     }
                 }

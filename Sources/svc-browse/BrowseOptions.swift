@@ -25,8 +25,8 @@ struct BrowseOptions: Sendable {
             .interface,
             .init("resolve", help: "Also show each service's host, port, addresses and TXT record."),
             .init("verify", help: "Also check that each service answers (a room: says HELLO, not joined; implies --resolve)."),
-            .init("once", help: "Print what is there now and exit (like avahi-browse -t)."),
-            .init("timeout", value: "seconds", help: "Stop browsing after this many seconds."),
+            .init("once", help: "Print what is there now and exit (like avahi-browse -t); waits at most 3 s more than its minimum wait."),
+            .init("timeout", value: "seconds", help: "Stop browsing after this many seconds (with --once: wait at most this long for the first batch)."),
             .json,
         ],
         discussion: """
@@ -67,6 +67,5 @@ struct BrowseOptions: Sendable {
         once = parsed.flag("once")
         json = parsed.flag("json")
         if let text = parsed.value("timeout") { timeout = try parseSeconds(text, option: "timeout") }
-        if once && timeout != nil { throw UsageError("--once and --timeout cannot be used together") }
     }
 }

@@ -29,7 +29,7 @@ struct SvcDoctor {
         let environmentAddress = getenv("DBUS_SYSTEM_BUS_ADDRESS").map { String(cString: $0) }
         let busError: String? = switch SystemBus.probe() {
         case .reachable: nil
-        case .unreachable(_, let reason): reason
+        case .unreachable(_, let reason), .outOfFileDescriptors(let reason): reason
         }
         findings.append(.bus(BusFacts(path: SystemBus.socketPath, environmentAddress: environmentAddress, connectError: busError)))
 

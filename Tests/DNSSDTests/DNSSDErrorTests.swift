@@ -22,6 +22,15 @@ final class DNSSDErrorTests: XCTestCase {
         XCTAssertTrue(error.message.contains("browsing"))
     }
 
+    /// Out of file descriptors is not a stopped daemon: the message says so and what to do.
+    func testUnknownWithoutFileDescriptorsSaysTooManyOpenFiles() {
+        let error = DNSSDError.daemon(-65537, while: "resolving 'x'", bus: .outOfFileDescriptors(reason: "Too many open files"))
+        XCTAssertFalse(error.isDaemonUnavailable)
+        XCTAssertTrue(error.message.hasPrefix("too many open files (Too many open files) while resolving 'x'"), error.message)
+        XCTAssertTrue(error.message.contains("ulimit -n"))
+        XCTAssertFalse(error.message.contains("not running"))
+    }
+
     /// A running publisher or browser that loses the daemon is most often seeing a restart:
     /// it says so, and does not tell the user to install anything.
     func testLosingTheDaemonReadsAsARestart() {
