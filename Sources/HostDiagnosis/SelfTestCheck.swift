@@ -45,7 +45,11 @@ extension Finding {
         let fixes: [String]
         switch failure.step {
         case .listen: fixes = ["free a TCP port for the probe (see the error above)"]
-        case .publish: fixes = ["fix the bus and avahi-daemon checks above, then run svc-doctor again"]
+        case .publish:
+            // Avahi renames a conflicting service without a word to the client, and the browse
+            // that witnesses the renames (`probeRenames`) may see none of them in time.
+            fixes = ["fix the bus and avahi-daemon checks above, then run svc-doctor again",
+                     "if they are ok, another host on the network may be answering for the probe's name ('tcpdump -n udp port 5353' shows its address): stop it, then run svc-doctor again"]
         case .browse, .resolve, .lookUp:
             fixes = ["fix the interfaces and responders checks above, then run svc-doctor again"]
         case .connect: fixes = ["allow incoming TCP to the probe's port on this host (see the firewall check), then run svc-doctor again"]

@@ -69,8 +69,9 @@ struct DoctorOptions: Sendable {
               self-test     Publishes a probe service (_svc-doctor._tcp) through the daemon,
                             browses for it, resolves it, looks up its addresses, connects to
                             it over TCP, and withdraws it, within --timeout. A failure is a
-                            problem, named by the step that failed; a probe name another
-                            host answers for is blamed on that host.
+                            problem, named by the step that failed; a failed publish names
+                            another host answering for the probe's name as a cause (as the
+                            cause when the doctor saw the renamed probe).
               With --interface, the interfaces check looks at that interface alone (a
               problem when Avahi does not use it) and the self-test publishes, browses and
               resolves on it only.
