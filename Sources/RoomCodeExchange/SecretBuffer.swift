@@ -41,11 +41,6 @@ final class SecretBuffer {
         try body(UnsafeMutableRawBufferPointer(rebasing: storage[0 ..< count]))
     }
 
-    /// A copy as an array, for a value that is about to be hashed or sent (wipe it after use).
-    func copiedBytes() -> [UInt8] {
-        withUnsafeBytes { Array($0) }
-    }
-
     /// Overwrites the bytes with zeros.
     func wipe() {
         sodium_memzero(storage.baseAddress, storage.count)
