@@ -20,6 +20,7 @@ let package = Package(
         .library(name: "MessagingCore", targets: ["MessagingCore"]),
         .library(name: "Messaging", targets: ["Messaging"]),
         .library(name: "SecureTransport", targets: ["SecureTransport"]),
+        .library(name: "RoomCodeExchange", targets: ["RoomCodeExchange"]),
         .executable(name: "svc-publish", targets: ["svc-publish"]),
         .executable(name: "svc-browse", targets: ["svc-browse"]),
         .executable(name: "svc-connect", targets: ["svc-connect"]),
@@ -51,6 +52,14 @@ let package = Package(
             providers: [.apt(["libssl-dev"])]
         ),
 
+        // libsodium, for CPace over ristretto255 (room codes); only RoomCodeExchange imports it.
+        .systemLibrary(
+            name: "CSodium",
+            path: "Modules/CSodium",
+            pkgConfig: "libsodium",
+            providers: [.apt(["libsodium-dev"])]
+        ),
+
         // Pure modules: values, codecs and state machines; no sockets, no C.
         .target(name: "DiscoveryCore"),
         .target(name: "TransportCore"),
@@ -73,6 +82,8 @@ let package = Package(
         .target(name: "HostFirewall", dependencies: ["FirewallRules"]),
         // Identity keys and TLS 1.3 over any ByteStream: the only importer of CSSL.
         .target(name: "SecureTransport", dependencies: ["CSSL", "TransportCore", "TransportPOSIX"]),
+        // Room codes and the CPace exchange that checks them: the only importer of CSodium.
+        .target(name: "RoomCodeExchange", dependencies: ["CSodium", "TransportCore"]),
         // Rooms, heartbeats, reconnects and file transfer over TransportPOSIX.
         .target(name: "Messaging", dependencies: ["CCrypto", "MessagingCore", "TransportCore", "TransportPOSIX", "DNSSD", "DiscoveryCore"]),
 
@@ -129,6 +140,7 @@ let package = Package(
         .testTarget(name: "DNSSDTests", dependencies: ["DNSSD", "DiscoveryCore"]),
         .testTarget(name: "TransportPOSIXTests", dependencies: ["TransportPOSIX", "TransportCore"]),
         .testTarget(name: "SecureTransportTests", dependencies: ["SecureTransport", "CSSL", "MessagingTesting", "TransportCore", "TransportPOSIX"]),
+        .testTarget(name: "RoomCodeExchangeTests", dependencies: ["RoomCodeExchange", "TransportCore"]),
         .testTarget(name: "CommandLineSupportTests", dependencies: ["CommandLineSupport", "DNSSD"]),
         // Runs the built tools on the virtual LAN (Scripts/lan); see Scripts/test.
         .testTarget(name: "EndToEndTests", dependencies: ["DNSSD", "DiscoveryCore"]),
