@@ -85,7 +85,7 @@ let package = Package(
         // Room codes and the CPace exchange that checks them: the only importer of CSodium.
         .target(name: "RoomCodeExchange", dependencies: ["CSodium", "TransportCore"]),
         // Rooms, heartbeats, reconnects and file transfer over TransportPOSIX.
-        .target(name: "Messaging", dependencies: ["CCrypto", "MessagingCore", "TransportCore", "TransportPOSIX", "DNSSD", "DiscoveryCore"]),
+        .target(name: "Messaging", dependencies: ["CCrypto", "MessagingCore", "RoomCodeExchange", "TransportCore", "TransportPOSIX", "DNSSD", "DiscoveryCore"]),
 
         // Test doubles: a manual clock and in-memory streams, for unit tests and fuzz targets.
         .target(name: "MessagingTesting", dependencies: ["MessagingCore", "TransportCore", "TransportPOSIX"]),
@@ -136,10 +136,10 @@ let package = Package(
         .testTarget(name: "HostFirewallTests", dependencies: ["HostFirewall"]),
         .testTarget(name: "HostDiagnosisTests", dependencies: ["HostDiagnosis", "TransportCore"]),
         .testTarget(name: "PeerTrustTests", dependencies: ["PeerTrust", "TransportCore", "DiscoveryCore"]),
-        .testTarget(name: "MessagingTests", dependencies: ["Messaging", "MessagingCore", "MessagingTesting", "TransportCore", "TransportPOSIX"]),
+        .testTarget(name: "MessagingTests", dependencies: ["Messaging", "MessagingCore", "MessagingTesting", "RoomCodeExchange", "TransportCore", "TransportPOSIX"]),
         .testTarget(name: "DNSSDTests", dependencies: ["DNSSD", "DiscoveryCore"]),
         .testTarget(name: "TransportPOSIXTests", dependencies: ["TransportPOSIX", "TransportCore"]),
-        .testTarget(name: "SecureTransportTests", dependencies: ["SecureTransport", "CSSL", "MessagingTesting", "TransportCore", "TransportPOSIX"]),
+        .testTarget(name: "SecureTransportTests", dependencies: ["SecureTransport", "CSSL", "RoomCodeExchange", "MessagingTesting", "TransportCore", "TransportPOSIX"]),
         .testTarget(name: "RoomCodeExchangeTests", dependencies: ["RoomCodeExchange", "TransportCore"]),
         .testTarget(name: "CommandLineSupportTests", dependencies: ["CommandLineSupport", "DNSSD"]),
         // Runs the built tools on the virtual LAN (Scripts/lan); see Scripts/test.

@@ -2,6 +2,7 @@ import DNSSD
 import Dispatch
 import DiscoveryCore
 import MessagingCore
+import RoomCodeExchange
 import TransportCore
 import TransportPOSIX
 
@@ -57,6 +58,10 @@ public final class RoomClient: @unchecked Sendable {
         /// connection (e.g. in TLS, with a check of the server's key). Nil: plaintext. Asked at
         /// every attempt, so a key pinned at first contact applies to every reconnect.
         public var securing: Securing?
+        /// The room code to prove with the room-code exchange before HELLO, on every connection
+        /// (docs/PROTOCOL.md, *Room codes*); needs TLS. A room that welcomes us without the
+        /// exchange is refused.
+        public var roomCode: RoomCode?
 
         public init(instance: ServiceInstance, name: String) {
             self.instance = instance
@@ -67,6 +72,9 @@ public final class RoomClient: @unchecked Sendable {
     public enum Event: Sendable {
         case connected(to: SocketEndpoint, among: [SocketEndpoint])
         case serverHello(name: String)
+        /// The room proved it knows our room code, in this TLS session with this key
+        /// (`session.peerKey`): it is the room the code came from, no trust on first use needed.
+        case roomCodeConfirmed(session: SecureSession)
         /// The server welcomed us under this name. `session` is the secure link's: the
         /// server's key and the safety code to compare with the publisher's; nil over plaintext.
         case joined(as: String, session: SecureSession?)
@@ -181,6 +189,9 @@ public final class RoomClient: @unchecked Sendable {
     private var nextSequence: UInt64 = 0
     /// The server's HELLO on this connection was seen (a second one is ignored).
     private var serverHelloSeen = false
+    /// Where this connection stands in the room-code exchange, and the exchange while it runs.
+    private var codeSteps = RoomCodeInitiatorSteps(usesCode: false)
+    private var initiator: CPace.Initiator?
     private let serverErrors: LimitedReports
     /// Reports of files offered to us, which a peer can repeat at will (`isOffered`).
     private let offeredFiles: LimitedReports
@@ -409,8 +420,11 @@ public final class RoomClient: @unchecked Sendable {
             if Self.isOffered(event), !offeredFiles.admit() { return }
             onEvent(.file(event))
         }
+        codeSteps = RoomCodeInitiatorSteps(usesCode: options.roomCode != nil)
+        initiator = nil
         link.start(onMessage: { [self] message in received(message) }, onEnd: { [self] reason in ended(link, reason) })
-        link.send(.hello(.init(name: options.name)))
+        // With a room code our HELLO waits for the exchange (the server's HELLO starts it).
+        if options.roomCode == nil { link.send(.hello(.init(name: options.name))) }
     }
 
     /// Whether a file event is one a peer can make us print at will, by offering files (and
@@ -425,6 +439,13 @@ public final class RoomClient: @unchecked Sendable {
     }
 
     private func received(_ message: Message) {
+        switch codeSteps.receive(message) {
+        case .start: startRoomCode()
+        case .finish(let share, let tag, let data): return finishRoomCode(share: share, tag: tag, associatedData: data)
+        case .refuse(let error): return failRoomCode(error)
+        case .ignore: return
+        case .other: break
+        }
         if let files, files.handle(message) { return }
         switch message {
         case .hello(let hello):
@@ -473,9 +494,55 @@ public final class RoomClient: @unchecked Sendable {
             if !joined { failJoin(error) } else {
                 if serverErrors.admit() { onEvent(.serverError("\(ProtocolError.Code(rawValue: code)?.name ?? "error \(code)"): \(text)")) }
             }
+        case .codeStart, .codeReply, .codeConfirm: break // the exchange's frames are codeSteps'
         case .goodbye, .ping, .pong, .who, .session, .fileOffer, .fileAccept, .fileChunk, .fileEnd, .fileResult,
              .fileOfferTo, .fileOfferFrom, .fileCancel, .fileCredit: break
         }
+    }
+
+    /// The server's HELLO came and we hold a room code: sends CODE_START (`Ya`).
+    private func startRoomCode() {
+        guard let link, let code = options.roomCode, let session = link.connection.secureSession, let ownKey = session.localKey else {
+            return failRoomCode(ProtocolError(.codeExchange, "a room code is checked only inside TLS, and this connection is plaintext"))
+        }
+        do {
+            let initiator = try CPace.Initiator(code: code,
+                                                channelIdentifier: CPace.channelIdentifier(initiatorKey: ownKey, responderKey: session.peerKey),
+                                                sessionID: session.roomCodeSessionID, associatedData: Message.RoomCodeSizes.associatedData)
+            self.initiator = initiator
+            link.send(.codeStart(share: initiator.share, associatedData: initiator.associatedData))
+        } catch {
+            failRoomCode(ProtocolError(.codeExchange, "the room-code exchange could not start: \(error)"))
+        }
+    }
+
+    /// CODE_REPLY: checks the server's tag `Tb`; when right, confirms (`Ta`) and says HELLO.
+    private func finishRoomCode(share: [UInt8], tag: [UInt8], associatedData: [UInt8]) {
+        guard let link, let initiator, let session = link.connection.secureSession else {
+            return failRoomCode(ProtocolError(.codeExchange, "CODE_REPLY came with no exchange under way"))
+        }
+        self.initiator = nil
+        do {
+            let ownTag = try initiator.receive(responderShare: share, responderAssociatedData: associatedData)
+            try initiator.confirm(responderTag: tag).wipe()
+            codeSteps.checked(true)
+            link.send(.codeConfirm(tag: ownTag))
+            link.send(.hello(.init(name: options.name)))
+            onEvent(.roomCodeConfirmed(session: session))
+        } catch let error as CPaceError where error.code == .confirmationFailed {
+            codeSteps.checked(false)
+            failRoomCode(ProtocolError(.wrongRoomCode,
+                "the room code did not match: check it with the room's owner (or something between us and the room relays the connection)"))
+        } catch {
+            failRoomCode(ProtocolError(.codeExchange, "the room's CODE_REPLY could not be used: \(error)"))
+        }
+    }
+
+    /// Ends the exchange: the server is told why (an ERROR frame) and the join fails with it.
+    private func failRoomCode(_ error: ProtocolError) {
+        codeSteps.failed()
+        initiator = nil
+        link?.reject(error)
     }
 
     /// On the first join, remembers the room's host; on a later one from another host, warns

@@ -1,6 +1,7 @@
 import Dispatch
 import Glibc
 import MessagingCore
+import RoomCodeExchange
 import TransportCore
 import TransportPOSIX
 
@@ -54,6 +55,9 @@ public final class RoomServer: @unchecked Sendable {
         /// How long a member must stay for its name to stay bound to its key while it is away
         /// (a member that leaves sooner lets the name go: see `NameBindings`).
         public var boundNameSettling: Duration = .seconds(20)
+        /// The room code a member may prove with the room-code exchange before its HELLO
+        /// (docs/PROTOCOL.md, *Room codes*); nil: the room has none, and a CODE_START is refused.
+        public var roomCode: RoomCode?
 
         public init(name: String) { self.name = name }
     }
@@ -74,12 +78,15 @@ public final class RoomServer: @unchecked Sendable {
         case fileSent(to: String, Result<FileTransfers.SentFile, FileError>)
         /// Something the operator should know (e.g. a line that could not be sent).
         case note(String)
+        /// A room-code attempt failed: a wrong code, a relay in between, or a member that left
+        /// in the middle of the exchange. `key` is the connection's key.
+        case roomCodeFailed(peer: String, key: PublicKeyFingerprint?, reason: String)
     }
 
-    private var options: Options
+    var options: Options
     public let queue: DispatchQueue
-    private let onEvent: (Event) -> Void
-    private let scheduler: any Scheduler
+    let onEvent: (Event) -> Void
+    let scheduler: any Scheduler
     private let fileWork: (any Executor)?
     private var roster = Roster()
     private var sessions = TextSessions()
@@ -95,6 +102,8 @@ public final class RoomServer: @unchecked Sendable {
     private let refusals: LimitedReports
     private let peerErrors: LimitedReports
     private let fileRefusals: LimitedReports
+    /// Failed room-code attempts, reported 20 in 10 s and then counted.
+    let codeFailures: LimitedReports
     /// Probes (a GOODBYE instead of HELLO: `svc-browse --verify`) are not reported one by one;
     /// more than 20 in 10 s get a line with the count, so a flood of them is still seen.
     private let probes: LimitedReports
@@ -110,7 +119,7 @@ public final class RoomServer: @unchecked Sendable {
     /// Files between members.
     private let relay: FileRelay
 
-    private final class Member {
+    final class Member {
         let id: Int
         let link: PeerLink
         let peer: String
@@ -137,7 +146,11 @@ public final class RoomServer: @unchecked Sendable {
         var nextSequence: UInt64 = 0
         /// Since when more than 1 MiB has been waiting to be sent to it.
         var congestedSince: ContinuousClock.Instant?
-        init(id: Int, link: PeerLink, peer: String, host: String, address: String) {
+        /// Where it stands in the room-code exchange, and the exchange while it runs.
+        var codeSteps: RoomCodeResponderSteps
+        var responder: CPace.Responder?
+        init(id: Int, link: PeerLink, peer: String, host: String, address: String, roomCode: RoomCode?) {
+            codeSteps = RoomCodeResponderSteps(unavailable: roomCode == nil ? "this room has no room code: join without --room-code" : nil)
             self.id = id
             self.link = link
             self.peer = peer
@@ -172,6 +185,7 @@ public final class RoomServer: @unchecked Sendable {
         refusals = reports("refused connections")
         peerErrors = reports("ERROR frames from members")
         fileRefusals = reports("refused or failed file offers")
+        codeFailures = reports("failed room-code attempts")
         let inboxLimits = options.inbox?.limits ?? Inbox.Limits()
         relay = FileRelay(limits: .init(fromMember: inboxLimits.transfersPerMember, toMember: options.relayedFilesPerRecipient,
                                         fromHost: options.relayedFilesPerHost, transfers: options.relayedFiles,
@@ -204,7 +218,8 @@ public final class RoomServer: @unchecked Sendable {
                             heartbeatInterval: options.heartbeatInterval)
         let host = stream.peer?.address.hostKey ?? "unknown"
         let address = stream.peer.map { $0.address.unmappedIPv4?.description ?? $0.addressWithScope } ?? "unknown"
-        let member = Member(id: nextID, link: link, peer: stream.peer?.description ?? "an unknown address", host: host, address: address)
+        let member = Member(id: nextID, link: link, peer: stream.peer?.description ?? "an unknown address", host: host, address: address,
+                            roomCode: options.roomCode)
         nextID += 1
         members[member.id] = member
         link.start(onMessage: { [self] message in received(message, from: member) },
@@ -319,6 +334,8 @@ public final class RoomServer: @unchecked Sendable {
             }
         case .who: sendPresence(to: member)
         case .hello: member.link.reject(ProtocolError(.malformedFrame, "HELLO was already received"))
+        case .codeStart, .codeReply, .codeConfirm:
+            if case .refuse(let error) = member.codeSteps.receive(message) { member.link.reject(error) }
         case .error(let code, let text):
             if peerErrors.admit() { onEvent(.note("\(name) reported \(ProtocolError.Code(rawValue: code)?.name ?? "error \(code)"): \(text)")) }
         case .goodbye, .welcome, .presence, .presenceWithKeys, .acknowledged, .history, .ping, .pong, .fileOffer, .fileAccept, .fileChunk, .fileEnd, .fileResult,
@@ -328,6 +345,14 @@ public final class RoomServer: @unchecked Sendable {
 
     private func handshake(_ message: Message, from member: Member) {
         guard !member.isProbe else { return } // what a probe sends after its GOODBYE is ignored
+        switch member.codeSteps.receive(message) {
+        case .answer(let share, let data): return answerRoomCode(share: share, associatedData: data, from: member)
+        case .check(let tag): return checkRoomCode(tag: tag, from: member)
+        case .peerFailed: return roomCodeFailed(member, "the member's side found the code wrong (or a relay in between)")
+        case .refuse(let error): return member.link.reject(error)
+        case .ignore: return
+        case .hello, .other: break
+        }
         if case .goodbye = message {
             // A probe: it has read our HELLO and leaves without joining. Until it is gone it
             // counts as pending like any connection that has not said HELLO.
@@ -383,6 +408,7 @@ public final class RoomServer: @unchecked Sendable {
         _ = roster.join(id: member.id, requested: name, reserved: [options.name], isTaken: isTaken)
         member.name = name
         member.link.handshakeCompleted()
+        member.codeSteps.joined()
         // The server's own offers take the lower half of the ids; relayed ones the upper.
         let files = FileTransfers(link: member.link, inbox: options.inbox, disk: fileWork, hashing: fileWork,
                                   ids: 1...((1 << 31) - 1)) { [self] event in
@@ -420,6 +446,11 @@ public final class RoomServer: @unchecked Sendable {
 
     private func ended(_ member: Member, _ reason: PeerLink.EndReason) {
         members[member.id] = nil
+        if member.codeSteps.state == .awaitingConfirmation {
+            member.codeSteps.failed()
+            member.responder = nil
+            roomCodeFailed(member, "the connection ended before the member confirmed (\(reason))")
+        }
         leftPending(member)
         if let session = member.session { sessions.detach(session, owner: member.key, holder: member.id) }
         member.files?.linkEnded(reason)
