@@ -67,7 +67,7 @@ let package = Package(
         .target(name: "SafeText"),
         .target(name: "MessagingCore", dependencies: ["SafeText"]),
         // Which key each service is pinned to (known_peers) and whom svc-connect trusts; file I/O, no C.
-        .target(name: "PeerTrust", dependencies: ["TransportCore", "DiscoveryCore"]),
+        .target(name: "PeerTrust", dependencies: ["TransportCore", "DiscoveryCore", "SafeText"]),
         // Whether the host firewall's rules (nftables JSON, iptables-save) let mDNS and a TCP
         // port in, and the rule that would; parsing and reasoning only.
         .target(name: "FirewallRules"),
@@ -98,7 +98,7 @@ let package = Package(
         .executableTarget(
             name: "svc-publish",
             dependencies: ["DNSSD", "DiscoveryCore", "TransportPOSIX", "TransportCore", "Messaging", "MessagingCore", "CommandLineSupport", "MessagingCommandLine", "SecureTransport",
-                           "FirewallRules", "HostFirewall"]
+                           "FirewallRules", "HostFirewall", "PeerTrust", "RoomCodeExchange"]
         ),
         .executableTarget(
             name: "svc-browse",
@@ -106,7 +106,8 @@ let package = Package(
         ),
         .executableTarget(
             name: "svc-connect",
-            dependencies: ["DNSSD", "DiscoveryCore", "TransportPOSIX", "TransportCore", "Messaging", "MessagingCore", "CommandLineSupport", "MessagingCommandLine", "PeerTrust", "SecureTransport"]
+            dependencies: ["DNSSD", "DiscoveryCore", "TransportPOSIX", "TransportCore", "Messaging", "MessagingCore", "CommandLineSupport", "MessagingCommandLine", "PeerTrust", "SecureTransport",
+                           "RoomCodeExchange"]
         ),
         .executableTarget(
             name: "svc-doctor",

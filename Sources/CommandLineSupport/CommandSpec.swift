@@ -7,21 +7,26 @@ public struct CommandSpec: Sendable {
         public let valueName: String?
         public let help: String
         public let isRepeatable: Bool
+        /// The value may be left out (`--room-code` alone): it is then the next argument only
+        /// when that does not start with `-`, and the empty string when there is none.
+        public let isValueOptional: Bool
 
-        public init(_ long: String, short: Character? = nil, value valueName: String? = nil, repeatable: Bool = false, help: String) {
+        public init(_ long: String, short: Character? = nil, value valueName: String? = nil, repeatable: Bool = false,
+                    optionalValue: Bool = false, help: String) {
             self.long = long
             self.short = short
             self.valueName = valueName
             self.help = help
             self.isRepeatable = repeatable
+            self.isValueOptional = optionalValue && valueName != nil
         }
 
         var label: String {
             let names = (short.map { "-\($0), " } ?? "") + "--\(long)"
-            return valueName.map { "\(names) <\($0)>" } ?? names
+            return valueName.map { isValueOptional ? "\(names) [<\($0)>]" : "\(names) <\($0)>" } ?? names
         }
         var usage: String {
-            let text = valueName.map { "--\(long) <\($0)>" } ?? "--\(long)"
+            let text = valueName.map { isValueOptional ? "--\(long) [<\($0)>]" : "--\(long) <\($0)>" } ?? "--\(long)"
             return isRepeatable ? "[\(text) ...]" : "[\(text)]"
         }
     }

@@ -58,6 +58,12 @@ public final class RoomServer: @unchecked Sendable {
         /// The room code a member may prove with the room-code exchange before its HELLO
         /// (docs/PROTOCOL.md, *Room codes*); nil: the room has none, and a CODE_START is refused.
         public var roomCode: RoomCode?
+        /// Who may join (decided at HELLO; see `Admission`): refused keys get `code-required`
+        /// or `not-admitted`.
+        public var admission: Admission = .open
+        /// The members the room knows by key: `admission` reads it, and a key that passes the
+        /// room code is added to it under the name it got. Nil: nobody is listed.
+        public var members: (any MemberDirectory)?
 
         public init(name: String) { self.name = name }
     }
@@ -345,13 +351,15 @@ public final class RoomServer: @unchecked Sendable {
 
     private func handshake(_ message: Message, from member: Member) {
         guard !member.isProbe else { return } // what a probe sends after its GOODBYE is ignored
+        var passedCode = false
         switch member.codeSteps.receive(message) {
         case .answer(let share, let data): return answerRoomCode(share: share, associatedData: data, from: member)
         case .check(let tag): return checkRoomCode(tag: tag, from: member)
         case .peerFailed: return roomCodeFailed(member, "the member's side found the code wrong (or a relay in between)")
         case .refuse(let error): return member.link.reject(error)
         case .ignore: return
-        case .hello, .other: break
+        case .hello(_, let passed): passedCode = passed
+        case .other: break
         }
         if case .goodbye = message {
             // A probe: it has read our HELLO and leaves without joining. Until it is gone it
@@ -371,9 +379,15 @@ public final class RoomServer: @unchecked Sendable {
         }
         member.secure = member.link.connection.secureSession
         let key = member.key
+        let listing = member.secure.flatMap { options.members?.listing(for: $0.peerKey) }
+        if let refusal = options.admission.refusal(key: member.secure?.peerKey.short, listed: listing != nil, passedCode: passedCode) {
+            return member.link.reject(refusal)
+        }
+        // Only listed members get in with `known`: the name they are listed under wins.
+        let requested = options.admission == .known ? listing?.name ?? hello.name : hello.name
         // The same key asking again for a name it holds: the new connection takes the old one's place.
         let replaced = key.flatMap { key in
-            roster.id(named: hello.name).flatMap { members[$0] }.flatMap { $0.key == key ? $0 : nil }
+            roster.id(named: requested).flatMap { members[$0] }.flatMap { $0.key == key ? $0 : nil }
         }
         if replaced == nil {
             guard roster.count < options.maximumMembers else {
@@ -387,7 +401,7 @@ public final class RoomServer: @unchecked Sendable {
         }
         // Reads the live table (a captured copy would be copied whole again by `bind` below).
         let isTaken = { [unowned self] (comparisonKey: String) in bindings.isTaken(comparisonKey, by: key) }
-        let name = replaced?.name ?? roster.availableName(requested: hello.name, reserved: [options.name], isTaken: isTaken)
+        let name = replaced?.name ?? roster.availableName(requested: requested, reserved: [options.name], isTaken: isTaken)
         if let key {
             do throws(NameBindings.Refusal) {
                 try bindings.bind(MemberName.comparisonKey(name), to: key, host: member.address, at: scheduler.now)
@@ -426,6 +440,9 @@ public final class RoomServer: @unchecked Sendable {
         // A replacement keeps the name and the key the room already sees: nothing to announce.
         if replaced == nil { broadcastPresence(.joined, of: member) }
         onEvent(.joined(id: number, name: name, peer: member.peer, session: member.secure))
+        if passedCode, listing == nil, let peerKey = member.secure?.peerKey, let problem = options.members?.add(peerKey, name: name) {
+            onEvent(.note("\(name) (key \(peerKey.short)) passed the room code but could not be remembered, so it needs the code again next time: \(problem)"))
+        }
     }
 
     /// A newer connection of the same key asked for `old`'s name: `old` is told why and closed,

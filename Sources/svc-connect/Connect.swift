@@ -34,6 +34,7 @@ struct SvcConnect {
         clientOptions.backoffMaximum = options.retryMaximum
         clientOptions.heartbeatInterval = options.heartbeat
         clientOptions.securing = trust.securing
+        clientOptions.roomCode = options.roomCode
         do {
             clientOptions.inbox = try options.inbox.map { (path) throws(FileError) in try Inbox(directory: path) }
         } catch {
@@ -42,6 +43,7 @@ struct SvcConnect {
         let printer = ConnectOutput(output: EventOutput(json: options.json, timestamps: options.timestamps),
                                     serviceName: options.name, requestedName: memberName)
         let client = RoomClient(options: clientOptions) { event in
+            if case .roomCodeConfirmed(let session) = event { trust.roomCodeConfirmed(session) }
             if case .joined(_, let session) = event { trust.joined(session) }
             printer.print(event)
         }
@@ -59,6 +61,12 @@ struct SvcConnect {
             throw ToolFailure(.noHost, error.message + (await namesSeen(options)))
         } catch let error as TransportError {
             throw ToolFailure(.temporaryFailure, "'\(options.name)' is published, but its host does not answer: it may have left the network without saying so (\(error)); try again later")
+        } catch let error as ProtocolError where error.code == .wrongRoomCode {
+            throw ToolFailure(.wrongRoomCode, "'\(options.name)' and we do not share the room code: \(error.message)")
+        } catch let error as ProtocolError where error.code == .codeRequired || error.code == .notAdmitted {
+            throw ToolFailure(.notAdmitted, "'\(options.name)' did not let us in: \(error)")
+        } catch let error as ProtocolError where error.code == .tooManyAttempts {
+            throw ToolFailure(.temporaryFailure, "'\(options.name)' refused the room code for now: \(error); try again later")
         } catch let error as ProtocolError where error.code == .handshakeTimeout {
             throw ToolFailure(.temporaryFailure, "'\(options.name)' did not let us in: \(error); try again later")
         } catch let error as ProtocolError {

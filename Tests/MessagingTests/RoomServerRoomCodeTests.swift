@@ -20,10 +20,24 @@ final class RoomServerRoomCodeTests: XCTestCase {
         makeServer(code: code)
     }
 
-    func makeServer(code: RoomCode?) {
+    let directory = TestDirectory()
+
+    /// An in-memory members file.
+    final class TestDirectory: MemberDirectory, @unchecked Sendable {
+        var listed: [PublicKeyFingerprint: MemberListing] = [:]
+        func listing(for key: PublicKeyFingerprint) -> MemberListing? { listed[key] }
+        func add(_ key: PublicKeyFingerprint, name: String) -> String? {
+            listed[key] = MemberListing(name: name)
+            return nil
+        }
+    }
+
+    func makeServer(code: RoomCode?, admission: Admission = .open) {
         var options = RoomServer.Options(name: "host")
         options.ownKey = roomKey
         options.roomCode = code
+        options.admission = admission
+        options.members = directory
         options.handshakeTimeout = .seconds(10)
         server = RoomServer(options: options, queue: .main, scheduler: scheduler, fileWork: scheduler) { [unowned self] in events.append($0) }
     }
@@ -185,5 +199,68 @@ final class RoomServerRoomCodeTests: XCTestCase {
         noCode.send(.codeStart(share: share, associatedData: []))
         scheduler.run()
         XCTAssertEqual(errorCodes(of: noCode), [.codeExchange])
+    }
+
+    /// Runs the exchange with `code` and says HELLO as `name`.
+    func passCode(_ peer: RawPeer, key: PublicKeyFingerprint, name: String) throws {
+        let exchange = try initiator(code, key: key)
+        peer.send(.codeStart(share: exchange.share, associatedData: exchange.associatedData))
+        scheduler.run()
+        let answer = try XCTUnwrap(reply(of: peer))
+        let ownTag = try exchange.receive(responderShare: answer.share, responderAssociatedData: answer.data)
+        try exchange.confirm(responderTag: answer.tag).wipe()
+        peer.send(.codeConfirm(tag: ownTag))
+        peer.send(.hello(.init(name: name)))
+        scheduler.run()
+    }
+
+    func welcome(of peer: RawPeer) -> String? {
+        peer.messages.lazy.compactMap { if case .welcome(let name) = $0 { name } else { nil } }.first
+    }
+
+    func testWithAdmitCodeANewKeyNeedsTheCodeAndIsThenRemembered() throws {
+        makeServer(code: code, admission: .code)
+        let key = RoomServerKeysTests.key(8)
+        let stranger = connect(key: key)
+        stranger.send(.hello(.init(name: "alice")))
+        scheduler.run()
+        XCTAssertEqual(errorCodes(of: stranger), [.codeRequired])
+        XCTAssertNil(welcome(of: stranger))
+
+        let member = connect(key: key)
+        try passCode(member, key: key, name: "alice")
+        XCTAssertEqual(welcome(of: member), "alice")
+        XCTAssertEqual(directory.listed[key], MemberListing(name: "alice"))
+
+        let returning = connect(key: key)
+        returning.send(.hello(.init(name: "alice")))
+        scheduler.run()
+        XCTAssertEqual(welcome(of: returning), "alice", "a remembered key needs no code")
+
+        let plaintext = connect(key: key, plaintext: true)
+        plaintext.send(.hello(.init(name: "eve")))
+        scheduler.run()
+        XCTAssertEqual(errorCodes(of: plaintext), [.codeRequired], "plaintext can never pass a code")
+    }
+
+    func testWithAdmitKnownOnlyListedKeysGetInUnderTheirListedName() {
+        makeServer(code: nil, admission: .known)
+        let listedKey = RoomServerKeysTests.key(9)
+        directory.listed[listedKey] = MemberListing(name: "bob")
+        let listed = connect(key: listedKey)
+        listed.send(.hello(.init(name: "mallory")))
+        scheduler.run()
+        XCTAssertEqual(welcome(of: listed), "bob", "the file's name wins")
+
+        let unlisted = connect(key: RoomServerKeysTests.key(10))
+        unlisted.send(.hello(.init(name: "bob")))
+        scheduler.run()
+        XCTAssertEqual(errorCodes(of: unlisted), [.notAdmitted])
+        XCTAssertNil(welcome(of: unlisted))
+
+        let plaintext = connect(key: listedKey, plaintext: true)
+        plaintext.send(.hello(.init(name: "bob")))
+        scheduler.run()
+        XCTAssertEqual(errorCodes(of: plaintext), [.notAdmitted])
     }
 }

@@ -1,0 +1,123 @@
+import Foundation
+import XCTest
+
+/// Room codes, members and admission on the virtual LAN (issue 13): svc-publish on host a,
+/// svc-connect on host b (each member with an XDG_CONFIG_HOME of its own: its key and
+/// known_peers), the attacker on host c.
+final class RoomCodeLANTests: SecureRoomTestCase {
+    /// A member's XDG_CONFIG_HOME (made on first use).
+    func config(_ who: String) throws -> String {
+        let path = directory + "/config-\(who)"
+        if !FileManager.default.fileExists(atPath: path) {
+            try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: false, attributes: [.posixPermissions: 0o700])
+        }
+        return path
+    }
+
+    /// An svc-connect that has exited: its output and its exit status (nil: killed after 30 s).
+    struct Finished {
+        let process: ToolProcess
+        let status: Int32?
+        var transcript: String { process.transcript }
+        var stdout: [String] { process.stdout }
+    }
+
+    /// svc-connect on `host` as `who` (its own XDG_CONFIG_HOME), sending one line; returns it once it exited.
+    func message(_ room: String, as who: String, _ extra: [String] = [], on host: String = "b") throws -> Finished {
+        let client = try TestLAN.command(on: host, ["/usr/bin/env", "XDG_CONFIG_HOME=\(try config(who))", TestLAN.tool("svc-connect"), room,
+                                                    "--as", who, "--message", "hello from \(who)", "--no-reconnect", "--timeout", "5"] + extra)
+        return Finished(process: client, status: client.waitForExit(timeout: 30))
+    }
+
+    /// The lines of known_peers of `who` that are pins.
+    func pins(of who: String) throws -> [String] {
+        let text = (try? String(contentsOfFile: try config(who) + "/svc/known_peers", encoding: .utf8)) ?? ""
+        return text.split(separator: "\n").map(String.init).filter { !$0.hasPrefix("#") && !$0.isEmpty }
+    }
+
+    /// The members file beside the room's key (`keyFile("room")`).
+    var membersFile: String { directory + "/members" }
+
+    func said(_ finished: Finished, _ parts: String...) -> Bool {
+        finished.process.stderr.contains { line in parts.allSatisfy { line.contains($0) } }
+    }
+
+    /// svc-publish with a room code it makes; returns it, its key and the code it printed.
+    func publishWithCode(_ name: String, _ extra: [String] = []) throws -> (ToolProcess, key: String, code: String) {
+        let (publisher, _, key) = try publish(name, identity: keyFile("room"), ["--room-code"] + extra)
+        let event = try XCTUnwrap(publisher.waitForEvent { $0["event"] as? String == "room_code" }, publisher.transcript)
+        let code = try XCTUnwrap(event["code"] as? String, publisher.transcript)
+        XCTAssertNotNil(code.range(of: #"^\d{4}-\d{4}-\d{4}$"#, options: .regularExpression), code)
+        XCTAssertEqual(event["strength_bits"] as? Int, 36, publisher.transcript)
+        return (publisher, key, code)
+    }
+
+    func testTheRightCodeJoinsPinsWithoutTrustOnFirstUseAndIsRemembered() throws {
+        let name = TestLAN.uniqueName("coded room")
+        let (publisher, key, code) = try publishWithCode(name)
+
+        // Without the code, a new key is not let in.
+        let stranger = try message(name, as: "stranger")
+        XCTAssertEqual(stranger.status, 80, stranger.transcript)
+        XCTAssertTrue(said(stranger, "code-required"), stranger.transcript)
+
+        // With it (typed with spaces), the member joins and pins the room's key, saying the
+        // code proved it.
+        let alice = try message(name, as: "alice", ["--room-code", code.replacingOccurrences(of: "-", with: " ")])
+        XCTAssertEqual(alice.status, 0, alice.transcript)
+        XCTAssertTrue(said(alice, "proved it knows the room code: pinned its key \(key)", "without trust on first use"), alice.transcript)
+        XCTAssertFalse(said(alice, "first contact"), alice.transcript)
+        let pinned = try pins(of: "alice")
+        XCTAssertEqual(pinned.count, 1)
+        XCTAssertTrue(pinned.first?.hasSuffix(" \(key)") ?? false, pinned.joined())
+        let joined = try XCTUnwrap(publisher.waitForEvent { $0["event"] as? String == "joined" && $0["name"] as? String == "alice" }, publisher.transcript)
+        let aliceKey = try XCTUnwrap(joined["key"] as? String)
+        XCTAssertNotNil(publisher.waitForEvent { $0["text"] as? String == "hello from alice" }, publisher.transcript)
+        let listed = try String(contentsOfFile: membersFile, encoding: .utf8)
+        XCTAssertEqual(listed, "\(aliceKey) alice\n", "the key that passed is remembered beside the room's key")
+
+        // Remembered: the next join needs no code.
+        let again = try message(name, as: "alice")
+        XCTAssertEqual(again.status, 0, again.transcript)
+        XCTAssertNotNil(publisher.waitForEvent { $0["text"] as? String == "hello from alice" && $0["from"] as? String == "alice" }, publisher.transcript)
+        XCTAssertEqual(publisher.jsonEvents.filter { $0["event"] as? String == "joined" }.count, 2, publisher.transcript)
+        XCTAssertFalse(publisher.jsonEvents.contains { $0["event"] as? String == "room_code_failed" }, publisher.transcript)
+        stop(publisher)
+    }
+
+    func testAWrongCodeFailsOnBothSidesAndThePublisherLogsWhoTried() throws {
+        let name = TestLAN.uniqueName("wrong code")
+        let (publisher, _, code) = try publishWithCode(name)
+        // A valid code (its check digit right) that is not the room's.
+        let wrong = code == "1111-1111-1117" ? "1234-5678-9018" : "1111-1111-1117"
+        let mallory = try message(name, as: "mallory", ["--room-code", wrong, "--json"], on: "c")
+        XCTAssertEqual(mallory.status, 79, mallory.transcript)
+        XCTAssertTrue(said(mallory, "do not share the room code", "wrong-room-code") || mallory.stdout.contains { $0.contains("wrong-room-code") },
+                      mallory.transcript)
+        XCTAssertEqual(try pins(of: "mallory"), [], "nothing is pinned after a wrong code")
+        let failed = try XCTUnwrap(publisher.waitForEvent { $0["event"] as? String == "room_code_failed" }, publisher.transcript)
+        let attacker = try TestLAN.addresses(of: "c")
+        let peer = failed["peer"] as? String ?? ""
+        XCTAssertTrue(peer.contains(attacker.ipv4) || peer.contains(attacker.ipv6.split(separator: "%").first.map(String.init) ?? "?"),
+                      "the attempt names the address: \(failed)")
+        XCTAssertNotNil(failed["key"] as? String, "and the key: \(failed)")
+        XCTAssertFalse(publisher.jsonEvents.contains { $0["event"] as? String == "joined" }, publisher.transcript)
+        XCTAssertFalse(FileManager.default.fileExists(atPath: membersFile), "nobody is remembered")
+
+        // A typo is caught before anything is tried: a usage error.
+        let typo = try message(name, as: "typo", ["--room-code", "1234-5678-9012"])
+        XCTAssertEqual(typo.status, 64, typo.transcript)
+        stop(publisher)
+    }
+
+    func testBadCodesAndAdmissionsAreUsageErrors() throws {
+        for arguments in [["--room-code", "1234-5678-9012"], ["--room-code=12ab"], ["--admit", "code"], ["--admit", "friends"],
+                          ["--admit", "known", "--room-code"]] {
+            let publisher = try TestLAN.run("svc-publish", on: "a", ["--name", TestLAN.uniqueName("bad"), "--identity", keyFile("room")] + arguments)
+            XCTAssertEqual(publisher.waitForExit(timeout: 10), 64, "\(arguments): " + publisher.transcript)
+            XCTAssertTrue(publisher.stderr.contains { $0.contains("--room-code") || $0.contains("--admit") }, publisher.transcript)
+        }
+        let plaintext = try message("anything", as: "plain", ["--room-code", "1111-1111-1117", "--allow-plaintext"])
+        XCTAssertEqual(plaintext.status, 64, plaintext.transcript)
+    }
+}
