@@ -4,7 +4,8 @@ import TransportCore
 
 /// The publisher's side of the room-code exchange (docs/PROTOCOL.md, *Room codes*): CPace as
 /// the responder, bound to the TLS session (its exported `sid`) and to both keys (`CI`). The
-/// order of the frames is `RoomCodeResponderSteps`'; this file runs the cryptography.
+/// order of the frames is `RoomCodeResponderSteps`'; this file counts each exchange as a guess
+/// (`GuessLimiter`: refused with `too-many-attempts` past the limits) and runs the cryptography.
 extension RoomServer {
     /// CODE_START: answers with CODE_REPLY (`Yb`, `Tb`), or refuses an exchange that cannot run.
     func answerRoomCode(share: [UInt8], associatedData: [UInt8], from member: Member) {
@@ -12,6 +13,13 @@ extension RoomServer {
             member.codeSteps.failed()
             return member.link.reject(ProtocolError(.codeExchange,
                 "a room code is checked only inside TLS, and this connection is plaintext: join without --allow-plaintext"))
+        }
+        switch guesses.begin(address: member.address, key: session.peerKey.full, at: scheduler.now) {
+        case .refused(let error):
+            member.codeSteps.failed()
+            return member.link.reject(error)
+        case .allowed(let attempt):
+            member.codeAttempt = attempt
         }
         do {
             let responder = try CPace.Responder(code: code,
@@ -37,6 +45,7 @@ extension RoomServer {
         do {
             try responder.confirm(initiatorTag: tag).wipe()
             member.codeSteps.checked(true)
+            if let attempt = member.codeAttempt { guesses.succeeded(attempt) }
         } catch {
             member.codeSteps.checked(false)
             roomCodeFailed(member, "its confirmation did not match (\(error))")

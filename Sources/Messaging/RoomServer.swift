@@ -64,6 +64,8 @@ public final class RoomServer: @unchecked Sendable {
         /// The members the room knows by key: `admission` reads it, and a key that passes the
         /// room code is added to it under the name it got. Nil: nobody is listed.
         public var members: (any MemberDirectory)?
+        /// How many room-code guesses an address, a key and the room get (`GuessLimiter`).
+        public var guessLimits = GuessLimiter.Limits()
 
         public init(name: String) { self.name = name }
     }
@@ -110,6 +112,8 @@ public final class RoomServer: @unchecked Sendable {
     private let fileRefusals: LimitedReports
     /// Failed room-code attempts, reported 20 in 10 s and then counted.
     let codeFailures: LimitedReports
+    /// Room-code guesses by address, key and in all.
+    var guesses: GuessLimiter
     /// Probes (a GOODBYE instead of HELLO: `svc-browse --verify`) are not reported one by one;
     /// more than 20 in 10 s get a line with the count, so a flood of them is still seen.
     private let probes: LimitedReports
@@ -155,6 +159,8 @@ public final class RoomServer: @unchecked Sendable {
         /// Where it stands in the room-code exchange, and the exchange while it runs.
         var codeSteps: RoomCodeResponderSteps
         var responder: CPace.Responder?
+        /// Its guess, counted by `guesses` (given back when it proves the code).
+        var codeAttempt: GuessLimiter.Attempt?
         init(id: Int, link: PeerLink, peer: String, host: String, address: String, roomCode: RoomCode?) {
             codeSteps = RoomCodeResponderSteps(unavailable: roomCode == nil ? "this room has no room code: join without --room-code" : nil)
             self.id = id
@@ -192,6 +198,7 @@ public final class RoomServer: @unchecked Sendable {
         peerErrors = reports("ERROR frames from members")
         fileRefusals = reports("refused or failed file offers")
         codeFailures = reports("failed room-code attempts")
+        guesses = GuessLimiter(limits: options.guessLimits)
         let inboxLimits = options.inbox?.limits ?? Inbox.Limits()
         relay = FileRelay(limits: .init(fromMember: inboxLimits.transfersPerMember, toMember: options.relayedFilesPerRecipient,
                                         fromHost: options.relayedFilesPerHost, transfers: options.relayedFiles,

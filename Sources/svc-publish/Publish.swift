@@ -75,6 +75,7 @@ struct SvcPublish {
         roomOptions.roomCode = options.roomCode
         roomOptions.admission = options.admission
         roomOptions.members = members
+        roomOptions.guessLimits.coolDown = options.codeCoolDown
         let roomOutput = RoomOutput(output: output, queue: queue)
         let room = RoomServer(options: roomOptions, queue: queue) { event in roomOutput.print(event) }
         let scheduler = DispatchScheduler(queue: queue)

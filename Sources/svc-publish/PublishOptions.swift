@@ -35,6 +35,8 @@ struct PublishOptions: Sendable {
     var roomCodeGenerated = false
     /// `--admit`: who may join; `code` when a room code is given, else `open`.
     var admission: Admission = .open
+    /// `--code-cooldown`: how long room codes are refused once too many were wrong.
+    var codeCoolDown: Duration = .seconds(60)
 
     static let spec = CommandSpec(
         name: "svc-publish",
@@ -61,6 +63,7 @@ struct PublishOptions: Sendable {
             .init("room-code", value: "code", optionalValue: true,
                   help: "New members must prove this code (svc-connect --room-code); without a value, one is\nmade and printed to read out. Keys that pass are remembered in the members file."),
             .init("admit", value: "who", help: "Who may join: open (anyone), known (only keys in the members file),\ncode (listed keys and new ones with the room code). Default: code with\n--room-code, else open."),
+            .init("code-cooldown", value: "seconds", help: "How long room codes are refused (too-many-attempts) once \(GuessLimiter.Limits().perAddress) were tried\nfrom an address or a key, or \(GuessLimiter.Limits().overall) in the room, within a minute (default: 60)."),
             .timestamps,
             .noTimestamps,
         ],
@@ -192,6 +195,7 @@ struct PublishOptions: Sendable {
             guard let chosen = Admission(rawValue: text) else { throw UsageError("--admit takes 'open', 'known' or 'code', not '\(text)'") }
             admission = chosen
         }
+        if let text = parsed.value("code-cooldown") { codeCoolDown = try parseSeconds(text, option: "code-cooldown") }
         if admission == .code, roomCode == nil { throw UsageError("--admit code needs a room code: give --room-code (alone, to make one)") }
         if admission == .known, roomCode != nil {
             throw UsageError("--admit known lets in only the keys in the members file, and a room code would add keys: leave out --room-code, or use --admit code")

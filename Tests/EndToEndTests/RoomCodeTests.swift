@@ -120,4 +120,43 @@ final class RoomCodeLANTests: SecureRoomTestCase {
         let plaintext = try message("anything", as: "plain", ["--room-code", "1111-1111-1117", "--allow-plaintext"])
         XCTAssertEqual(plaintext.status, 64, plaintext.transcript)
     }
+
+    func testGuessingFromOneHostHitsTheLimitWhileOthersAreServedAndTheRightCodeWorksAfterTheCoolDown() throws {
+        let name = TestLAN.uniqueName("guessed")
+        let (publisher, _, code) = try publishWithCode(name, ["--code-cooldown", "6"])
+        // A member who joined with the code, interactive on host b, served throughout.
+        let steady = try TestLAN.command(on: "b", ["/usr/bin/env", "XDG_CONFIG_HOME=\(try config("steady"))", TestLAN.tool("svc-connect"), name,
+                                                   "--as", "steady", "--room-code", code, "--json"])
+        defer { stop(steady) }
+        XCTAssertNotNil(steady.waitForEvent { $0["event"] as? String == "joined" }, steady.transcript)
+        func served(after what: String) -> Bool {
+            publisher.send("still served after \(what)")
+            return steady.waitForEvent { $0["event"] as? String == "text" && $0["text"] as? String == "still served after \(what)" } != nil
+        }
+
+        // Host c guesses: 5 wrong codes are each a wrong-room-code (79), then even the right
+        // code is refused for the cool-down (75, too-many-attempts).
+        let wrong = code == "1111-1111-1117" ? "1234-5678-9018" : "1111-1111-1117"
+        for attempt in 1...5 {
+            let guess = try message(name, as: "mallory", ["--room-code", wrong], on: "c")
+            XCTAssertEqual(guess.status, 79, "guess \(attempt): " + guess.transcript)
+        }
+        let started = Date()
+        let refused = try message(name, as: "mallory", ["--room-code", code], on: "c")
+        XCTAssertEqual(refused.status, 75, refused.transcript)
+        XCTAssertTrue(said(refused, "too-many-attempts", "try again in"), refused.transcript)
+        XCTAssertTrue(served(after: "the guesses"), steady.transcript)
+        XCTAssertGreaterThanOrEqual(publisher.jsonEvents.filter { $0["event"] as? String == "room_code_failed" }.count, 5, publisher.transcript)
+
+        // Another host and key is not held back by host c's guesses.
+        let bob = try message(name, as: "bob", ["--room-code", code])
+        XCTAssertEqual(bob.status, 0, bob.transcript)
+
+        // After the cool-down the right code from host c works.
+        Thread.sleep(forTimeInterval: max(0, 6.5 - Date().timeIntervalSince(started)))
+        let patient = try message(name, as: "mallory", ["--room-code", code], on: "c")
+        XCTAssertEqual(patient.status, 0, patient.transcript)
+        XCTAssertTrue(served(after: "the cool-down"), steady.transcript)
+        stop(publisher)
+    }
 }

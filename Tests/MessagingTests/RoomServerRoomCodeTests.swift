@@ -263,4 +263,28 @@ final class RoomServerRoomCodeTests: XCTestCase {
         scheduler.run()
         XCTAssertEqual(errorCodes(of: plaintext), [.notAdmitted])
     }
+
+    func testGuessingIsBoundedAndTheRightCodeWorksAfterTheCoolDown() throws {
+        let key = RoomServerKeysTests.key(11)
+        var wrong = try RoomCode.generate()
+        while wrong == code { wrong = try RoomCode.generate() }
+        for attempt in 0..<GuessLimiter.Limits().perAddress {
+            let guesser = connect(key: key)
+            guesser.send(.codeStart(share: try initiator(wrong, key: key).share, associatedData: []))
+            scheduler.run()
+            XCTAssertNotNil(reply(of: guesser), "guess \(attempt + 1) is answered")
+            guesser.send(.error(code: ProtocolError.Code.wrongRoomCode.rawValue, message: "wrong"))
+            scheduler.run()
+        }
+        let refused = connect(key: key)
+        refused.send(.codeStart(share: try initiator(code, key: key).share, associatedData: []))
+        scheduler.run()
+        XCTAssertEqual(errorCodes(of: refused), [.tooManyAttempts], "even the right code waits for the cool-down")
+        XCTAssertNil(reply(of: refused))
+        scheduler.advance(by: GuessLimiter.Limits().coolDown)
+        scheduler.run()
+        let member = connect(key: key)
+        try passCode(member, key: key, name: "patient")
+        XCTAssertEqual(welcome(of: member), "patient")
+    }
 }
