@@ -60,7 +60,8 @@ final class ConnectOutput: Sendable {
                         [("name", .string(name)), ("key", session.map { .string($0.peerKey.full) } ?? .null),
                          ("safety_code", session.map { .string($0.safetyCode) } ?? .null)])
             if name != requestedName {
-                output.emit("renamed", text: "* the name \(requestedName) is taken in this room; you are \(name)",
+                output.emit("renamed", text: name.hasPrefix(requestedName + "-") ? "* the name \(requestedName) is taken in this room; you are \(name)"
+                                : "* the room lists your key under the name \(name); you are \(name), not \(requestedName)",
                             [("requested", .string(requestedName)), ("name", .string(name))])
             }
         case .text(let from, let to, let text):

@@ -159,4 +159,37 @@ final class RoomCodeLANTests: SecureRoomTestCase {
         XCTAssertTrue(served(after: "the cool-down"), steady.transcript)
         stop(publisher)
     }
+
+    func testAdmitKnownRefusesUnlistedKeysAndGivesAListedKeyItsListedName() throws {
+        // Bob's key: made by a short-lived room, which prints it.
+        let (maker, _, bobKey) = try publish(TestLAN.uniqueName("key maker"), identity: keyFile("bob"))
+        stop(maker)
+        try "# who may join\n\(bobKey) bob\n".write(toFile: membersFile, atomically: true, encoding: .utf8)
+        let inbox = directory + "/inbox"
+        try FileManager.default.createDirectory(atPath: inbox, withIntermediateDirectories: false)
+        let sent = directory + "/unwanted.txt"
+        try "not from a member".write(toFile: sent, atomically: true, encoding: .utf8)
+
+        let name = TestLAN.uniqueName("members only")
+        let (publisher, _, _) = try publish(name, identity: keyFile("room"), ["--admit", "known", "--inbox", inbox])
+
+        // An unlisted key: not-admitted (80), its file never reaches the inbox.
+        let stranger = try message(name, as: "stranger", ["--send", sent])
+        XCTAssertEqual(stranger.status, 80, stranger.transcript)
+        XCTAssertTrue(said(stranger, "not-admitted"), stranger.transcript)
+        XCTAssertEqual(try FileManager.default.contentsOfDirectory(atPath: inbox).filter { !$0.hasPrefix(".") }, [])
+
+        // Bob, asking for another name, gets the one the file lists.
+        let bob = try message(name, as: "mallory", ["--identity", keyFile("bob"), "--json"])
+        XCTAssertEqual(bob.status, 0, bob.transcript)
+        let joined = try XCTUnwrap(publisher.waitForEvent { $0["event"] as? String == "joined" }, publisher.transcript)
+        XCTAssertEqual(joined["name"] as? String, "bob", publisher.transcript)
+        XCTAssertEqual(joined["key"] as? String, bobKey, publisher.transcript)
+        XCTAssertTrue(bob.stdout.contains { $0.contains("\"renamed\"") && $0.contains("\"requested\":\"mallory\"") && $0.contains("\"name\":\"bob\"") },
+                      bob.transcript)
+        let plain = try message(name, as: "mallory", ["--identity", keyFile("bob")])
+        XCTAssertEqual(plain.status, 0, plain.transcript)
+        XCTAssertTrue(plain.stdout.contains("* the room lists your key under the name bob; you are bob, not mallory"), plain.transcript)
+        stop(publisher)
+    }
 }
