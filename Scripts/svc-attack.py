@@ -9,7 +9,10 @@ as a secure room must, 1 when it did not (the probes), or runs until stopped (re
       then for each connection {"event": "relayed", "client", "client_key", "relay_key",
       "target_key", "client_safety_code", "target_safety_code"} (the two codes differ: that is
       what the safety code is for) or {"event": "relay-failed", "side", "error"}, and
-      {"event": "relay-closed", "up", "down"} with the bytes passed each way. Runs until stopped.
+      {"event": "relay-closed", "up", "down", "up_frames", "down_frames"} with the bytes passed
+      each way and the types of the first 16 frames each way (the relay reads the frame headers
+      of what it forwards, changing nothing: a room-code exchange passes as 7, 8, 9 and still
+      fails, since each side's TLS session differs). Runs until stopped.
   tls12 HOST PORT
       A TLS 1.2-only client with ALPN p2pm/2 and a certificate: {"refused": true, "error"} when
       the server refused the handshake (exit 0), {"refused": false, "version"} otherwise (exit 1).
@@ -167,8 +170,35 @@ def half_hello(options):
 
 # --- Relay --------------------------------------------------------------------------------------
 
-def forward(client, target):
-    """Passes bytes both ways until either side closes; (bytes up, bytes down)."""
+class FrameTypes:
+    """Follows the frames in one direction of a relayed stream: the types of the first LIMIT."""
+    LIMIT = 16
+
+    def __init__(self):
+        self.types = []
+        self.header = b""
+        self.skip = 0
+
+    def feed(self, data):
+        view = memoryview(data)
+        while view and len(self.types) < self.LIMIT:
+            if self.skip:
+                step = min(self.skip, len(view))
+                self.skip -= step
+                view = view[step:]
+                continue
+            need = 8 - len(self.header)
+            self.header += bytes(view[:need])
+            view = view[need:]
+            if len(self.header) == 8:
+                self.types.append(int.from_bytes(self.header[4:6], "big"))
+                self.skip = int.from_bytes(self.header[:4], "big")
+                self.header = b""
+
+
+def forward(client, target, frames):
+    """Passes bytes both ways until either side closes, noting frame types in `frames` (one
+    FrameTypes per sending socket); (bytes up, bytes down)."""
     other = {client: target, target: client}
     counts = {client: 0, target: 0}
     while True:
@@ -189,6 +219,7 @@ def forward(client, target):
             except OSError:
                 return counts[client], counts[target]
             counts[sock] += len(data)
+            frames[sock].feed(data)
 
 
 def relay_one(options, identity, raw, address):
@@ -211,8 +242,10 @@ def relay_one(options, identity, raw, address):
         emit(event="relayed", client=address[0], client_key=p2pm.peer_key(client), relay_key=identity.key,
              target_key=p2pm.peer_key(target), client_safety_code=p2pm.safety_code(client),
              target_safety_code=p2pm.safety_code(target))
-        up, down = forward(client, target)
-        emit(event="relay-closed", client=address[0], up=up, down=down)
+        frames = {client: FrameTypes(), target: FrameTypes()}
+        up, down = forward(client, target, frames)
+        emit(event="relay-closed", client=address[0], up=up, down=down, up_frames=frames[client].types,
+             down_frames=frames[target].types)
     finally:
         for sock in (client, target, raw):
             if sock is not None:

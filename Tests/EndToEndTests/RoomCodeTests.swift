@@ -192,4 +192,36 @@ final class RoomCodeLANTests: SecureRoomTestCase {
         XCTAssertTrue(plain.stdout.contains("* the room lists your key under the name bob; you are bob, not mallory"), plain.transcript)
         stop(publisher)
     }
+
+    func testARelayForwardingTheExchangeUnchangedFailsOnBothSides() throws {
+        let name = TestLAN.uniqueName("relayed code")
+        let (publisher, port, _) = try publish(name, identity: keyFile("room"), ["--room-code", "4829-1530-7719"])
+        // The attacker on host c terminates TLS on both sides and forwards every byte; it
+        // announces a room of its own that points at the relay, with its own key, so that a
+        // first contact accepts it.
+        let relay = try attack(["relay", "0", publisherAddress, String(port)])
+        let listening = try XCTUnwrap(relay.waitForEvent { $0["event"] as? String == "listening" }, relay.transcript)
+        let relayPort = try XCTUnwrap(listening["port"] as? Int, relay.transcript)
+        let relayKey = try XCTUnwrap(listening["relay_key"] as? String, relay.transcript)
+        let spoofName = TestLAN.uniqueName("relayed code")
+        let spoof = try TestLAN.command(on: "c", ["avahi-publish", "-s", spoofName, "_p2pipp._tcp", String(relayPort), "key=\(relayKey)"])
+        defer { stop(spoof, relay) }
+        XCTAssertNotNil(waitForStderr(spoof, timeout: 20) { $0.hasPrefix("Established") }, spoof.transcript)
+
+        let fooled = try message(spoofName, as: "alice", ["--room-code", "4829-1530-7719"])
+        XCTAssertEqual(fooled.status, 79, fooled.transcript)
+        XCTAssertTrue(said(fooled, "do not share the room code"), fooled.transcript)
+        XCTAssertEqual(try pins(of: "alice"), [], "the relay's key is not pinned")
+        XCTAssertFalse(said(fooled, "proved it knows the room code"), fooled.transcript)
+
+        // The exchange went through the relay unchanged (CODE_START up, CODE_REPLY down) and
+        // failed at the publisher too: a failed attempt from the relay's address.
+        let closed = try XCTUnwrap(relay.waitForEvent { $0["event"] as? String == "relay-closed" }, relay.transcript)
+        XCTAssertEqual((closed["up_frames"] as? [Int])?.first, 7, relay.transcript)
+        XCTAssertTrue((closed["down_frames"] as? [Int] ?? []).contains(8), relay.transcript)
+        XCTAssertFalse((closed["up_frames"] as? [Int] ?? []).contains(1), "no HELLO went up: " + relay.transcript)
+        XCTAssertNotNil(publisher.waitForEvent { $0["event"] as? String == "room_code_failed" }, publisher.transcript)
+        XCTAssertFalse(publisher.jsonEvents.contains { $0["event"] as? String == "joined" }, publisher.transcript)
+        stop(publisher)
+    }
 }
