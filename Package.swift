@@ -124,7 +124,7 @@ let package = Package(
 
         // State-level fuzz targets (Scripts/fuzz builds them with libFuzzer; built plainly,
         // each replays the inputs given as arguments).
-        stateFuzzTarget("room-server", ["Messaging", "MessagingCore", "MessagingTesting", "TransportCore", "TransportPOSIX"]),
+        stateFuzzTarget("room-server", ["Messaging", "MessagingCore", "MessagingTesting", "TransportCore", "TransportPOSIX", "RoomCodeExchange"]),
         stateFuzzTarget("room-client", ["Messaging", "MessagingCore", "MessagingTesting", "TransportCore", "TransportPOSIX", "DiscoveryCore"]),
         stateFuzzTarget("file-transfer", ["Messaging", "MessagingCore", "MessagingTesting", "TransportCore", "TransportPOSIX"]),
         stateFuzzTarget("secure-link", ["SecureTransport", "MessagingCore", "MessagingTesting", "TransportCore", "TransportPOSIX"]),
