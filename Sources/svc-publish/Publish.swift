@@ -29,8 +29,9 @@ struct SvcPublish {
         }
         let identityPath = try identityFile(options.identity)
         let identity = try loadIdentity(identityPath)
-        let members = try MembersDirectory(besideIdentity: identityPath)
-        if options.admission == .known, members.count == 0 {
+        // An open room without a code lists nobody: its members file is not even read.
+        let members = options.admission == .open && options.roomCode == nil ? nil : try MembersDirectory(besideIdentity: identityPath)
+        if options.admission == .known, let members, members.count == 0 {
             Console.note("--admit known: '\(members.path)' lists nobody, so nobody can join; add lines 'SHA256:<key> <name>'")
         }
         let fileLimit = ResourceLimits.raiseOpenFileLimit()

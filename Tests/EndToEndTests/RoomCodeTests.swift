@@ -119,6 +119,14 @@ final class RoomCodeLANTests: SecureRoomTestCase {
         }
         let plaintext = try message("anything", as: "plain", ["--room-code", "1111-1111-1117", "--allow-plaintext"])
         XCTAssertEqual(plaintext.status, 64, plaintext.transcript)
+
+        // A members file that cannot be read stops a room that needs it (78), not an open one.
+        try FileManager.default.createDirectory(atPath: membersFile, withIntermediateDirectories: false)
+        let coded = try TestLAN.run("svc-publish", on: "a", ["--name", TestLAN.uniqueName("unreadable"), "--identity", keyFile("room"), "--room-code"])
+        XCTAssertEqual(coded.waitForExit(timeout: 10), 78, coded.transcript)
+        XCTAssertTrue(coded.stderr.contains { $0.contains("members file cannot be used") && $0.contains("not a regular file") }, coded.transcript)
+        let (open, _, _) = try publish(TestLAN.uniqueName("open"), identity: keyFile("room"))
+        stop(open)
     }
 
     func testGuessingFromOneHostHitsTheLimitWhileOthersAreServedAndTheRightCodeWorksAfterTheCoolDown() throws {
