@@ -232,4 +232,26 @@ final class RoomCodeLANTests: SecureRoomTestCase {
         XCTAssertFalse(publisher.jsonEvents.contains { $0["event"] as? String == "joined" }, publisher.transcript)
         stop(publisher)
     }
+
+    /// Issue 13 point 6: the Python peer, written from docs/PROTOCOL.md, proves the code too.
+    func testThePythonPeerPassesTheRoomCodeAndAWrongCodeFailsOnBothSides() throws {
+        let name = TestLAN.uniqueName("python code")
+        let (publisher, port, key) = try publish(name, identity: keyFile("room"), ["--room-code", "4829-1530-7719"])
+        let py = try peer([publisherAddress, String(port), "--room-code", "4829 1530 7719", "--identity-dir", peerKeyDirectory("py"),
+                           "--name", "py", "--say", "hello from python", "--timeout", "20"])
+        XCTAssertEqual(py.waitForExit(timeout: 30), 0, py.transcript)
+        XCTAssertEqual(event("room-code", of: py)?["passed"] as? Bool, true, py.transcript)
+        XCTAssertEqual(event("tls", of: py)?["server_key"] as? String, key, py.transcript)
+        XCTAssertNotNil(publisher.waitForEvent { $0["event"] as? String == "text" && $0["text"] as? String == "hello from python" },
+                        publisher.transcript)
+        let listed = try String(contentsOfFile: membersFile, encoding: .utf8)
+        let peerKey = try XCTUnwrap(event("identity", of: py)?["key"] as? String, py.transcript)
+        XCTAssertEqual(listed, "\(peerKey) py\n", "the Python peer's key is remembered")
+
+        let wrong = try peer([publisherAddress, String(port), "--room-code", "1111-1111-1117", "--name", "wrong", "--timeout", "20"], on: "c")
+        XCTAssertEqual(wrong.waitForExit(timeout: 30), 79, wrong.transcript)
+        XCTAssertEqual(event("room-code", of: wrong)?["passed"] as? Bool, false, wrong.transcript)
+        XCTAssertNotNil(publisher.waitForEvent { $0["event"] as? String == "room_code_failed" }, publisher.transcript)
+        stop(publisher)
+    }
 }
