@@ -167,15 +167,15 @@ public final class RoomClient: @unchecked Sendable {
     /// connects over TCP; tests hand out in-memory streams.
     public typealias Connector = @Sendable (_ options: Options, _ queue: DispatchQueue, _ timeout: Duration) async throws -> Connected
 
-    private let options: Options
+    let options: Options
     private let queue: DispatchQueue
     private let scheduler: any Scheduler
     private let connector: Connector
     private let fileWork: (any Executor)?
-    private let onEvent: @Sendable (Event) -> Void
+    let onEvent: @Sendable (Event) -> Void
     private let window: FlowWindow
     // All below: on `queue`.
-    private var link: PeerLink?
+    var link: PeerLink?
     private var files: FileTransfers?
     private var joined = false
     private var pendingLines: [RoomCommand] = []
@@ -190,8 +190,8 @@ public final class RoomClient: @unchecked Sendable {
     /// The server's HELLO on this connection was seen (a second one is ignored).
     private var serverHelloSeen = false
     /// Where this connection stands in the room-code exchange, and the exchange while it runs.
-    private var codeSteps = RoomCodeInitiatorSteps(usesCode: false)
-    private var initiator: CPace.Initiator?
+    var codeSteps = RoomCodeInitiatorSteps(usesCode: false)
+    var initiator: CPace.Initiator?
     private let serverErrors: LimitedReports
     /// Reports of files offered to us, which a peer can repeat at will (`isOffered`).
     private let offeredFiles: LimitedReports
@@ -498,51 +498,6 @@ public final class RoomClient: @unchecked Sendable {
         case .goodbye, .ping, .pong, .who, .session, .fileOffer, .fileAccept, .fileChunk, .fileEnd, .fileResult,
              .fileOfferTo, .fileOfferFrom, .fileCancel, .fileCredit: break
         }
-    }
-
-    /// The server's HELLO came and we hold a room code: sends CODE_START (`Ya`).
-    private func startRoomCode() {
-        guard let link, let code = options.roomCode, let session = link.connection.secureSession, let ownKey = session.localKey else {
-            return failRoomCode(ProtocolError(.codeExchange, "a room code is checked only inside TLS, and this connection is plaintext"))
-        }
-        do {
-            let initiator = try CPace.Initiator(code: code,
-                                                channelIdentifier: CPace.channelIdentifier(initiatorKey: ownKey, responderKey: session.peerKey),
-                                                sessionID: session.roomCodeSessionID, associatedData: Message.RoomCodeSizes.associatedData)
-            self.initiator = initiator
-            link.send(.codeStart(share: initiator.share, associatedData: initiator.associatedData))
-        } catch {
-            failRoomCode(ProtocolError(.codeExchange, "the room-code exchange could not start: \(error)"))
-        }
-    }
-
-    /// CODE_REPLY: checks the server's tag `Tb`; when right, confirms (`Ta`) and says HELLO.
-    private func finishRoomCode(share: [UInt8], tag: [UInt8], associatedData: [UInt8]) {
-        guard let link, let initiator, let session = link.connection.secureSession else {
-            return failRoomCode(ProtocolError(.codeExchange, "CODE_REPLY came with no exchange under way"))
-        }
-        self.initiator = nil
-        do {
-            let ownTag = try initiator.receive(responderShare: share, responderAssociatedData: associatedData)
-            try initiator.confirm(responderTag: tag).wipe()
-            codeSteps.checked(true)
-            link.send(.codeConfirm(tag: ownTag))
-            link.send(.hello(.init(name: options.name)))
-            onEvent(.roomCodeConfirmed(session: session))
-        } catch let error as CPaceError where error.code == .confirmationFailed {
-            codeSteps.checked(false)
-            failRoomCode(ProtocolError(.wrongRoomCode,
-                "the room code did not match: check it with the room's owner (or something between us and the room relays the connection)"))
-        } catch {
-            failRoomCode(ProtocolError(.codeExchange, "the room's CODE_REPLY could not be used: \(error)"))
-        }
-    }
-
-    /// Ends the exchange: the server is told why (an ERROR frame) and the join fails with it.
-    private func failRoomCode(_ error: ProtocolError) {
-        codeSteps.failed()
-        initiator = nil
-        link?.reject(error)
     }
 
     /// On the first join, remembers the room's host; on a later one from another host, warns
