@@ -33,6 +33,7 @@ extension RoomClient {
             let ownTag = try initiator.receive(responderShare: share, responderAssociatedData: associatedData)
             try initiator.confirm(responderTag: tag).wipe()
             codeSteps.checked(true)
+            link.answersPings = true
             link.send(.codeConfirm(tag: ownTag))
             link.send(.hello(.init(name: options.name)))
             onEvent(.roomCodeConfirmed(session: session))

@@ -422,9 +422,20 @@ public final class RoomClient: @unchecked Sendable {
         }
         codeSteps = RoomCodeInitiatorSteps(usesCode: options.roomCode != nil)
         initiator = nil
+        // With a room code, a PING is refused like any frame but the exchange's until the room proved it.
+        link.answersPings = options.roomCode == nil
         link.start(onMessage: { [self] message in received(message) }, onEnd: { [self] reason in ended(link, reason) })
         // With a room code our HELLO waits for the exchange (the server's HELLO starts it).
         if options.roomCode == nil { link.send(.hello(.init(name: options.name))) }
+    }
+
+    /// Whether a server may send this before its WELCOME (docs/PROTOCOL.md, *Handshake*).
+    static func comesBeforeWelcome(_ message: Message) -> Bool {
+        switch message {
+        case .hello, .welcome, .error, .goodbye, .ping, .pong, .codeStart, .codeReply, .codeConfirm: true
+        case .text, .who, .presence, .presenceWithKeys, .session, .acknowledged, .history, .fileOffer, .fileAccept, .fileChunk,
+             .fileEnd, .fileResult, .fileOfferTo, .fileOfferFrom, .fileCancel, .fileCredit: false
+        }
     }
 
     /// Whether a file event is one a peer can make us print at will, by offering files (and
@@ -446,6 +457,9 @@ public final class RoomClient: @unchecked Sendable {
         case .ignore: return
         case .other: break
         }
+        // Until WELCOME a server sends only its HELLO, the exchange's CODE_REPLY, ERROR and
+        // GOODBYE (and PING); anything else (text, presence, files) comes from no room we are in.
+        guard joined || Self.comesBeforeWelcome(message) else { return }
         if let files, files.handle(message) { return }
         switch message {
         case .hello(let hello):

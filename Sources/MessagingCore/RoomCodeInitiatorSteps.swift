@@ -1,7 +1,8 @@
 /// The member's side of the room-code exchange as a pure state machine (see
 /// `RoomCodeResponderSteps` for the publisher's): the member starts it when the publisher's
 /// HELLO arrives, checks the publisher's tag, then confirms and says HELLO. A publisher that
-/// welcomes the member without the exchange, or sends a frame of it out of order, is refused.
+/// welcomes the member without the exchange, sends a frame of it out of order, or sends
+/// anything but HELLO, CODE_REPLY, ERROR and GOODBYE before it proved the code, is refused.
 public struct RoomCodeInitiatorSteps: Sendable, Hashable {
     public enum State: Sendable, Hashable {
         /// No code given: the exchange is not used (a `CODE_REPLY` is out of order).
@@ -55,7 +56,13 @@ public struct RoomCodeInitiatorSteps: Sendable, Hashable {
             return refuse("CODE_REPLY came without a CODE_START")
         case (.waitingForHello, .welcome), (.awaitingReply, .welcome):
             return refuse("the room welcomed us without checking the room code")
-        case (.notUsed, _), (.waitingForHello, _), (.awaitingReply, _), (.passed, _):
+        case (.waitingForHello, .error), (.waitingForHello, .goodbye), (.awaitingReply, .error), (.awaitingReply, .goodbye),
+             (.awaitingReply, .hello):
+            return .other(message)
+        case (.waitingForHello, _), (.awaitingReply, _):
+            // A room that has not proved the code is nobody we talk to: no text, files or pings.
+            return refuse("the room sent \(message.typeName) before it proved the room code")
+        case (.notUsed, _), (.passed, _):
             return .other(message)
         }
     }
