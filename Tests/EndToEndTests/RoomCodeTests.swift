@@ -233,6 +233,37 @@ final class RoomCodeLANTests: SecureRoomTestCase {
         stop(publisher)
     }
 
+    /// An impostor room that does not know the code sends HELLO, then text, presence, a whole
+    /// file and a PING instead of CODE_REPLY: the member shows none of it, stores nothing,
+    /// answers nothing but ERROR code-exchange (exit 76), and pins nothing.
+    func testAnImpostorRoomThatSkipsTheExchangeGetsNothingShownStoredOrAnswered() throws {
+        let rogue = try attack(["--timeout", "5", "rogue-room", "0"])
+        let listening = try XCTUnwrap(rogue.waitForEvent { $0["event"] as? String == "listening" }, rogue.transcript)
+        let port = try XCTUnwrap(listening["port"] as? Int, rogue.transcript)
+        let key = try XCTUnwrap(listening["key"] as? String, rogue.transcript)
+        let name = TestLAN.uniqueName("impostor")
+        let spoof = try TestLAN.command(on: "c", ["avahi-publish", "-s", name, "_p2pipp._tcp", String(port), "key=\(key)"])
+        defer { stop(spoof, rogue) }
+        XCTAssertNotNil(waitForStderr(spoof, timeout: 20) { $0.hasPrefix("Established") }, spoof.transcript)
+        let inbox = directory + "/impostor-inbox"
+        try FileManager.default.createDirectory(atPath: inbox, withIntermediateDirectories: false)
+
+        let victim = try message(name, as: "victim", ["--room-code", "4829-1530-7719", "--inbox", inbox])
+        XCTAssertEqual(victim.status, 76, victim.transcript)
+        XCTAssertTrue(said(victim, "the room sent TEXT before it proved the room code"), victim.transcript)
+        XCTAssertFalse(victim.transcript.contains("hi from the impostor"), victim.transcript)
+        XCTAssertFalse(victim.transcript.contains("mallory"), victim.transcript)
+        XCTAssertFalse(victim.transcript.contains("evil"), victim.transcript)
+        // The inbox's own .partial (made at start) holds nothing either.
+        XCTAssertEqual(try FileManager.default.contentsOfDirectory(atPath: inbox), [".partial"], "nothing is stored")
+        XCTAssertEqual(try FileManager.default.contentsOfDirectory(atPath: inbox + "/.partial"), [], "nothing is received")
+        XCTAssertEqual(try pins(of: "victim"), [], "the impostor's key is not pinned")
+        let closed = try XCTUnwrap(rogue.waitForEvent { $0["event"] as? String == "rogue-closed" }, rogue.transcript)
+        XCTAssertEqual(closed["first"] as? Int, 7, "the member's first frame is CODE_START: " + rogue.transcript)
+        XCTAssertEqual(closed["after"] as? [Int], [4], "the member answers only ERROR: " + rogue.transcript)
+        XCTAssertEqual(closed["closed"] as? Bool, true, rogue.transcript)
+    }
+
     /// Issue 13 point 6: the Python peer, written from docs/PROTOCOL.md, proves the code too.
     func testThePythonPeerPassesTheRoomCodeAndAWrongCodeFailsOnBothSides() throws {
         let name = TestLAN.uniqueName("python code")
