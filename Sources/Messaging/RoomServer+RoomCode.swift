@@ -14,7 +14,9 @@ extension RoomServer {
             return member.link.reject(ProtocolError(.codeExchange,
                 "a room code is checked only inside TLS, and this connection is plaintext: join without --allow-plaintext"))
         }
-        switch guesses.begin(address: member.address, key: session.peerKey.full, at: scheduler.now) {
+        // By host (an IPv6 /64 is one host); a key already listed counts against itself only.
+        let listed = options.members?.listing(for: session.peerKey) != nil
+        switch guesses.begin(address: member.host, key: session.peerKey.full, listed: listed, at: scheduler.now) {
         case .refused(let error):
             member.codeSteps.failed()
             return member.link.reject(error)

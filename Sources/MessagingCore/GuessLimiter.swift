@@ -1,6 +1,8 @@
 /// Bounds online guessing of a room code: every room-code exchange a room starts is one guess
-/// (CPace gives nothing to test offline), counted against the connection's address, its key and
-/// the room as a whole. A counter that reaches its limit within `window` refuses further
+/// (CPace gives nothing to test offline), counted against the connection's host (an IPv4
+/// address, an IPv6 /64: the caller passes `IPAddress.hostKey`), its key and the room as a
+/// whole; a key the room already lists counts against its own key only (it needs no code to
+/// join, so its reconnects never depend on what others did). A counter that reaches its limit within `window` refuses further
 /// exchanges with `too-many-attempts` for `coolDown`, then starts again from zero. A guess
 /// that proves the right code is given back. Pure: the caller passes the time (a manual
 /// clock in tests).
@@ -10,7 +12,7 @@
 /// count are let go), and each counter keeps at most its limit of instants.
 public struct GuessLimiter: Sendable {
     public struct Limits: Sendable, Hashable {
-        /// Guesses from one address (exact, IPv4-mapped as IPv4) within `window`.
+        /// Guesses from one host (an IPv4 address, an IPv6 /64) within `window`.
         public var perAddress = 5
         /// Guesses by one key within `window`.
         public var perKey = 5
@@ -31,6 +33,8 @@ public struct GuessLimiter: Sendable {
         let address: String
         let key: String
         let at: ContinuousClock.Instant
+        /// Counted against the address and the room too (not a listed key's).
+        let countsForRoom: Bool
     }
 
     public enum Decision: Sendable, Hashable {
@@ -93,11 +97,22 @@ public struct GuessLimiter: Sendable {
     public var trackedCount: (addresses: Int, keys: Int) { (addresses.count, keys.count) }
 
     /// Whether a guess from `address` by `key` may start at `now`; when allowed, it is counted.
-    public mutating func begin(address: String, key: String, at now: ContinuousClock.Instant) -> Decision {
+    /// - Parameter listed: the room lists `key` already: only its own key's counter applies.
+    public mutating func begin(address: String, key: String, listed: Bool = false, at now: ContinuousClock.Instant) -> Decision {
         let limits = limits
         room.forget(before: now, window: limits.window)
         addresses[address]?.forget(before: now, window: limits.window)
         keys[key]?.forget(before: now, window: limits.window)
+        if listed {
+            if let wait = keys[key]?.refusal(at: now) {
+                return .refused(refusal("too many wrong room codes came from this key", wait))
+            }
+            guard Self.makeRoom(for: key, in: &keys, capacity: limits.trackedKeys, now: now, window: limits.window) else {
+                return .refused(refusal("too many addresses and keys are trying room codes at once", limits.coolDown))
+            }
+            keys[key, default: Counter()].count(now, limit: limits.perKey, coolDown: limits.coolDown)
+            return .allowed(Attempt(address: address, key: key, at: now, countsForRoom: false))
+        }
         if let wait = room.refusal(at: now) {
             return .refused(refusal("too many wrong room codes were tried in this room in the last minute", wait))
         }
@@ -114,13 +129,15 @@ public struct GuessLimiter: Sendable {
         room.count(now, limit: limits.overall, coolDown: limits.coolDown)
         addresses[address, default: Counter()].count(now, limit: limits.perAddress, coolDown: limits.coolDown)
         keys[key, default: Counter()].count(now, limit: limits.perKey, coolDown: limits.coolDown)
-        return .allowed(Attempt(address: address, key: key, at: now))
+        return .allowed(Attempt(address: address, key: key, at: now, countsForRoom: true))
     }
 
     /// The guess proved the code: it is given back (and a cool-down it started is lifted).
     public mutating func succeeded(_ attempt: Attempt) {
-        room.giveBack(attempt.at)
-        addresses[attempt.address]?.giveBack(attempt.at)
+        if attempt.countsForRoom {
+            room.giveBack(attempt.at)
+            addresses[attempt.address]?.giveBack(attempt.at)
+        }
         keys[attempt.key]?.giveBack(attempt.at)
         if addresses[attempt.address]?.isIdle == true { addresses[attempt.address] = nil }
         if keys[attempt.key]?.isIdle == true { keys[attempt.key] = nil }

@@ -83,3 +83,29 @@ final class GuessLimiterTests: XCTestCase {
         XCTAssertLessThan(refused, 10_000)
     }
 }
+
+/// Issue 13 review: a key the room lists is never held back by what other hosts did.
+extension GuessLimiterTests {
+    func testAListedKeyIsNotHeldBackByTheRoomOrItsAddress() {
+        for index in 0..<100 { _ = begin("10.1.0.\(index / 5)", "key\(index)") }
+        XCTAssertNotNil(refusal(begin("10.9.9.9", "fresh")), "the room's cap is reached")
+        for index in 0..<5 { _ = begin("10.0.0.7", "noise\(index)") }
+        XCTAssertNotNil(refusal(begin("10.0.0.7", "another")), "the address is cooling down")
+        guard case .allowed(let attempt) = limiter.begin(address: "10.0.0.7", key: "listed", listed: true, at: now) else {
+            return XCTFail("a listed key is refused")
+        }
+        limiter.succeeded(attempt)
+        for _ in 0..<10 {
+            guard case .allowed(let again) = limiter.begin(address: "10.0.0.7", key: "listed", listed: true, at: now) else {
+                return XCTFail("a listed key with the right code is refused on a reconnect")
+            }
+            limiter.succeeded(again)
+        }
+    }
+
+    func testAListedKeyStillGuessesNoFasterThanAnyKey() {
+        for _ in 0..<5 { XCTAssertTrue(isAllowed(limiter.begin(address: "10.0.0.7", key: "insider", listed: true, at: now))) }
+        XCTAssertTrue(refusal(limiter.begin(address: "10.0.0.7", key: "insider", listed: true, at: now))?.message.contains("this key") ?? false)
+        XCTAssertTrue(isAllowed(begin("10.0.0.7", "other")), "the listed key's guesses cost its address nothing")
+    }
+}
