@@ -18,6 +18,10 @@ public struct GuessLimiter: Sendable {
         public var perKey = 5
         /// Guesses in the whole room within `window`.
         public var overall = 20
+        /// Guesses within `window` kept for hosts and keys with no guess still counted against
+        /// them, once `overall` is spent: one host that spends the room's guesses cannot keep a
+        /// fresh member out (many clean hosts can; README, Limits).
+        public var reservedForClean = 5
         public var window: Duration = .seconds(60)
         /// How long a counter that reached its limit refuses.
         public var coolDown: Duration = .seconds(60)
@@ -35,6 +39,8 @@ public struct GuessLimiter: Sendable {
         let at: ContinuousClock.Instant
         /// Counted against the address and the room too (not a listed key's).
         let countsForRoom: Bool
+        /// Counted against the reserve for clean hosts (the room's guesses were spent).
+        var fromReserve = false
     }
 
     public enum Decision: Sendable, Hashable {
@@ -88,6 +94,8 @@ public struct GuessLimiter: Sendable {
     private var addresses: [String: Counter] = [:]
     private var keys: [String: Counter] = [:]
     private var room = Counter()
+    /// Guesses taken from `reservedForClean` while the room's are spent.
+    private var reserve = Counter()
 
     public init(limits: Limits = Limits()) {
         self.limits = limits
@@ -113,8 +121,12 @@ public struct GuessLimiter: Sendable {
             keys[key, default: Counter()].count(now, limit: limits.perKey, coolDown: limits.coolDown)
             return .allowed(Attempt(address: address, key: key, at: now, countsForRoom: false))
         }
-        if let wait = room.refusal(at: now) {
-            return .refused(refusal("too many wrong room codes were tried in this room in the last minute", wait))
+        reserve.forget(before: now, window: limits.window)
+        // A host and key with nothing counted against them may use the reserve while the room's guesses are spent.
+        let isClean = addresses[address]?.isIdle ?? true && keys[key]?.isIdle ?? true
+        let fromReserve = room.refusal(at: now) != nil
+        if let wait = room.refusal(at: now), !isClean || reserve.refusal(at: now) != nil {
+            return .refused(refusal("too many wrong room codes were tried in this room in the last minute", max(wait, reserve.refusal(at: now) ?? .zero)))
         }
         if let wait = addresses[address]?.refusal(at: now) {
             return .refused(refusal("too many wrong room codes came from \(address)", wait))
@@ -126,15 +138,22 @@ public struct GuessLimiter: Sendable {
               Self.makeRoom(for: key, in: &keys, capacity: limits.trackedKeys, now: now, window: limits.window) else {
             return .refused(refusal("too many addresses and keys are trying room codes at once", limits.coolDown))
         }
-        room.count(now, limit: limits.overall, coolDown: limits.coolDown)
+        if fromReserve {
+            reserve.count(now, limit: limits.reservedForClean, coolDown: limits.coolDown)
+        } else {
+            room.count(now, limit: limits.overall, coolDown: limits.coolDown)
+        }
         addresses[address, default: Counter()].count(now, limit: limits.perAddress, coolDown: limits.coolDown)
         keys[key, default: Counter()].count(now, limit: limits.perKey, coolDown: limits.coolDown)
-        return .allowed(Attempt(address: address, key: key, at: now, countsForRoom: true))
+        return .allowed(Attempt(address: address, key: key, at: now, countsForRoom: true, fromReserve: fromReserve))
     }
 
     /// The guess proved the code: it is given back (and a cool-down it started is lifted).
     public mutating func succeeded(_ attempt: Attempt) {
-        if attempt.countsForRoom {
+        if attempt.fromReserve {
+            reserve.giveBack(attempt.at)
+            addresses[attempt.address]?.giveBack(attempt.at)
+        } else if attempt.countsForRoom {
             room.giveBack(attempt.at)
             addresses[attempt.address]?.giveBack(attempt.at)
         }

@@ -44,10 +44,12 @@ final class GuessLimiterTests: XCTestCase {
         for index in 0..<100 {
             if isAllowed(begin("10.1.0.\(index / 4)", "key\(index)")) { allowed += 1 }
         }
-        XCTAssertEqual(allowed, 20, "the overall cap")
-        XCTAssertTrue(refusal(begin("10.9.9.9", "fresh"))?.message.contains("in this room") ?? false)
+        // Many clean hosts spend the room's 20 and then the 5 kept for clean hosts: all wait.
+        XCTAssertEqual(allowed, 25, "the overall cap and the reserve")
+        XCTAssertTrue(refusal(begin("10.1.0.0", "key0-again"))?.message.contains("in this room") ?? false, "a host that guessed waits")
+        XCTAssertTrue(refusal(begin("10.9.8.1", "fresher"))?.message.contains("in this room") ?? false, "so does a clean one")
         now += .seconds(60)
-        XCTAssertTrue(isAllowed(begin("10.9.9.9", "fresh")), "the right code works after the cool-down")
+        XCTAssertTrue(isAllowed(begin("10.1.0.0", "key0-again")), "the right code works after the cool-down")
     }
 
     func testGuessesOutsideTheWindowNoLongerCount() {
@@ -107,5 +109,21 @@ extension GuessLimiterTests {
         for _ in 0..<5 { XCTAssertTrue(isAllowed(limiter.begin(address: "10.0.0.7", key: "insider", listed: true, at: now))) }
         XCTAssertTrue(refusal(limiter.begin(address: "10.0.0.7", key: "insider", listed: true, at: now))?.message.contains("this key") ?? false)
         XCTAssertTrue(isAllowed(begin("10.0.0.7", "other")), "the listed key's guesses cost its address nothing")
+    }
+}
+
+/// Issue 13 review: one host spending the room's guesses does not keep a fresh member out.
+extension GuessLimiterTests {
+    func testOneHostSpendingTheRoomsGuessesLeavesAFreshMemberItsWay() {
+        // One host with many IPv4 addresses spends the room's 20 right after each cool-down.
+        for round in 0..<3 {
+            for index in 0..<20 { _ = begin("10.5.\(round).\(index / 5)", "attacker\(round)-\(index)") }
+            guard case .allowed(let attempt) = limiter.begin(address: "10.7.0.1", key: "newcomer\(round)", at: now) else {
+                return XCTFail("round \(round): a fresh member is kept out")
+            }
+            limiter.succeeded(attempt)
+            XCTAssertNotNil(refusal(begin("10.5.\(round).0", "attacker-more")), "the attacking addresses wait")
+            now += .seconds(61)
+        }
     }
 }
