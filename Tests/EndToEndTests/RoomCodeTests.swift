@@ -129,7 +129,7 @@ final class RoomCodeLANTests: SecureRoomTestCase {
         stop(open)
     }
 
-    func testGuessingFromOneHostHitsTheLimitWhileOthersAreServedAndTheRightCodeWorksAfterTheCoolDown() throws {
+    func testGuessingFromOneHostHitsTheLimitWhileOthersAndListedKeysAreServedAndTheRightCodeWorksAfterTheCoolDown() throws {
         let name = TestLAN.uniqueName("guessed")
         let (publisher, _, code) = try publishWithCode(name, ["--code-cooldown", "6"])
         // A member who joined with the code, interactive on host b, served throughout.
@@ -141,6 +141,9 @@ final class RoomCodeLANTests: SecureRoomTestCase {
             publisher.send("still served after \(what)")
             return steady.waitForEvent { $0["event"] as? String == "text" && $0["text"] as? String == "still served after \(what)" } != nil
         }
+
+        // Carol on host c joins with the code: her key is listed from now on.
+        XCTAssertEqual(try message(name, as: "carol", ["--room-code", code], on: "c").status, 0)
 
         // Host c guesses: 5 wrong codes are each a wrong-room-code (79), then even the right
         // code is refused for the cool-down (75, too-many-attempts).
@@ -155,6 +158,10 @@ final class RoomCodeLANTests: SecureRoomTestCase {
         XCTAssertTrue(said(refused, "too-many-attempts", "try again in"), refused.transcript)
         XCTAssertTrue(served(after: "the guesses"), steady.transcript)
         XCTAssertGreaterThanOrEqual(publisher.jsonEvents.filter { $0["event"] as? String == "room_code_failed" }.count, 5, publisher.transcript)
+
+        // A listed key reconnecting with --room-code is not held back, even from host c.
+        let carol = try message(name, as: "carol", ["--room-code", code], on: "c")
+        XCTAssertEqual(carol.status, 0, "a listed key during its host's cool-down: " + carol.transcript)
 
         // Another host and key is not held back by host c's guesses.
         let bob = try message(name, as: "bob", ["--room-code", code])
