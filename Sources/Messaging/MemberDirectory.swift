@@ -9,6 +9,9 @@ public protocol MemberDirectory: AnyObject, Sendable {
     /// Whether `key` is listed, and its listed name (nil: listed without a name); nil when it
     /// is not listed.
     func listing(for key: PublicKeyFingerprint) -> MemberListing?
+    /// The key listed under `name`, or under a name the room counts as the same
+    /// (`MemberName.same`); nil when none is. The room keeps such a name for that key alone.
+    func holder(ofName name: String) -> PublicKeyFingerprint?
     /// Lists `key` under `name` (it passed the room code).
     /// - Returns: why it could not be written (the room goes on: the member is in for this
     ///   session), or nil.

@@ -407,7 +407,11 @@ public final class RoomServer: @unchecked Sendable {
             }
         }
         // Reads the live table (a captured copy would be copied whole again by `bind` below).
-        let isTaken = { [unowned self] (comparisonKey: String) in bindings.isTaken(comparisonKey, by: key) }
+        // A name the members file lists for another key is that key's, from the room's start.
+        let ownKey = member.secure?.peerKey
+        let isTaken = { [unowned self] (comparisonKey: String) in
+            bindings.isTaken(comparisonKey, by: key) || options.members?.holder(ofName: comparisonKey).map { $0 != ownKey } ?? false
+        }
         let name = replaced?.name ?? roster.availableName(requested: requested, reserved: [options.name], isTaken: isTaken)
         if let key {
             do throws(NameBindings.Refusal) {

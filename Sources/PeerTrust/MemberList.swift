@@ -24,6 +24,10 @@ public struct MemberList: Sendable {
     }
 
     private var lines: [[UInt8]] = []
+    /// Each listed key's line number: the first line listing a name holds it.
+    private var position: [PublicKeyFingerprint: Int] = [:]
+    /// Each listed name's comparison key (`MemberName.comparisonKey`) with the first key listed under it.
+    private var holders: [String: PublicKeyFingerprint] = [:]
     private var entries: [PublicKeyFingerprint: Entry] = [:]
     /// The lines that were skipped, in order.
     public private(set) var warnings: [KnownPeers.Warning] = []
@@ -57,7 +61,11 @@ public struct MemberList: Sendable {
             }
             switch Self.parse(Array(piece)) {
             case .success(let entry?):
-                if entries[entry.key] == nil { entries[entry.key] = entry }
+                if entries[entry.key] == nil {
+                    entries[entry.key] = entry
+                    position[entry.key] = lines.count
+                    if let name = entry.name, holders[MemberName.comparisonKey(name)] == nil { holders[MemberName.comparisonKey(name)] = entry.key }
+                }
             case .success(nil):
                 break
             case .failure(let reason):
@@ -95,6 +103,27 @@ public struct MemberList: Sendable {
     /// The member listed with `key`, or nil.
     public func entry(for key: PublicKeyFingerprint) -> Entry? { entries[key] }
 
+    /// The key listed under a name the room counts as the same as `name` (`MemberName.same`),
+    /// or nil. When several are (a file edited by hand), the first line's.
+    public func holder(ofName name: String) -> PublicKeyFingerprint? {
+        guard name.utf8.count <= MemberName.maximumLookupBytes else { return nil }
+        return holders[MemberName.comparisonKey(name)]
+    }
+
+    /// Names listed for more than one key, as the room compares names: each with its keys'
+    /// short forms (the first line's key holds the name).
+    public var clashingNames: [(name: String, keys: [String])] {
+        var byName: [String: [Entry]] = [:]
+        for entry in entries.values { if let name = entry.name { byName[MemberName.comparisonKey(name), default: []].append(entry) } }
+        return byName.values.filter { $0.count > 1 }.map { clash in
+            let sorted = clash.sorted { order($0) < order($1) }
+            return (sorted[0].name ?? "", sorted.map(\.key.short))
+        }.sorted { $0.name < $1.name }
+    }
+
+    /// Where `entry` came in the file (its line's index).
+    private func order(_ entry: Entry) -> Int { position[entry.key] ?? Int.max }
+
     /// How many members are listed.
     public var count: Int { entries.count }
 
@@ -103,11 +132,15 @@ public struct MemberList: Sendable {
     @discardableResult
     public mutating func add(_ key: PublicKeyFingerprint, name: String) -> Bool {
         guard entries[key] == nil, lines.count < Self.maximumLines else { return false }
-        let listedName = MemberName.problem(in: name) == nil ? name : nil
+        // A name another key is listed under (or one that looks the same) stays that key's:
+        // this key is listed without a name.
+        let listedName = MemberName.problem(in: name) == nil && holder(ofName: name) == nil ? name : nil
         let line = Array((key.full + (listedName.map { " " + $0 } ?? "")).utf8)
         guard line.count <= Self.maximumLineLength else { return add(key, name: "") }
         lines.append(line)
         entries[key] = Entry(key: key, name: listedName)
+        position[key] = lines.count
+        if let listedName { holders[MemberName.comparisonKey(listedName)] = key }
         return true
     }
 

@@ -18,6 +18,9 @@ final class MembersDirectory: MemberDirectory {
         do throws(PeerTrustError) {
             let loaded = try file.load()
             for note in loaded.warningNotes(path: file.path) { Console.note(note) }
+            for clash in loaded.clashingNames {
+                Console.note("'\(file.path)' lists the name \(clash.name) (or one that looks the same) for \(clash.keys.count) keys (\(clash.keys.joined(separator: ", "))): only the first line's key gets it; give the others names of their own")
+            }
             list = Mutex(loaded)
         } catch {
             throw ToolFailure(.configuration, "the members file cannot be used: \(error.message)")
@@ -29,6 +32,10 @@ final class MembersDirectory: MemberDirectory {
 
     func listing(for key: PublicKeyFingerprint) -> MemberListing? {
         list.withLock { $0.entry(for: key) }.map { MemberListing(name: $0.name) }
+    }
+
+    func holder(ofName name: String) -> PublicKeyFingerprint? {
+        list.withLock { $0.holder(ofName: name) }
     }
 
     func add(_ key: PublicKeyFingerprint, name: String) -> String? {

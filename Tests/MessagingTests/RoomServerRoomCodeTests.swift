@@ -26,6 +26,9 @@ final class RoomServerRoomCodeTests: XCTestCase {
     final class TestDirectory: MemberDirectory, @unchecked Sendable {
         var listed: [PublicKeyFingerprint: MemberListing] = [:]
         func listing(for key: PublicKeyFingerprint) -> MemberListing? { listed[key] }
+        func holder(ofName name: String) -> PublicKeyFingerprint? {
+            listed.first { $0.value.name.map { MemberName.same($0, name) } ?? false }?.key
+        }
         func add(_ key: PublicKeyFingerprint, name: String) -> String? {
             listed[key] = MemberListing(name: name)
             return nil
@@ -286,5 +289,32 @@ final class RoomServerRoomCodeTests: XCTestCase {
         let member = connect(key: key)
         try passCode(member, key: key, name: "patient")
         XCTAssertEqual(welcome(of: member), "patient")
+    }
+}
+
+/// Issue 13 review: a name the members file lists belongs to its key from the room's start.
+extension RoomServerRoomCodeTests {
+    func testAListedNameIsKeptForItsKeyFromTheStart() {
+        makeServer(code: nil, admission: .known)
+        directory.listed[RoomServerKeysTests.key(9)] = MemberListing(name: "bob")
+        directory.listed[RoomServerKeysTests.key(11)] = MemberListing(name: nil)
+        // Before bob ever joined, an unnamed listed key asks for his name, then a look-alike.
+        let unnamed = connect(key: RoomServerKeysTests.key(11))
+        unnamed.send(.hello(.init(name: "BOB")))
+        scheduler.run()
+        XCTAssertEqual(welcome(of: unnamed), "BOB-2", "bob's listed name is his")
+        let bob = connect(key: RoomServerKeysTests.key(9))
+        bob.send(.hello(.init(name: "anything")))
+        scheduler.run()
+        XCTAssertEqual(welcome(of: bob), "bob")
+    }
+
+    func testWithAdmitCodeANewKeyDoesNotTakeAListedName() throws {
+        makeServer(code: nil, admission: .open)
+        directory.listed[RoomServerKeysTests.key(9)] = MemberListing(name: "carol")
+        let newcomer = connect(key: RoomServerKeysTests.key(12))
+        newcomer.send(.hello(.init(name: "carol")))
+        scheduler.run()
+        XCTAssertEqual(welcome(of: newcomer), "carol-2")
     }
 }

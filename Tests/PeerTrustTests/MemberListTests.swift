@@ -57,3 +57,20 @@ final class MemberListTests: XCTestCase {
         XCTAssertThrowsError(try file.save(incomplete))
     }
 }
+
+/// Issue 13 review: one name (as the room compares names) is listed for one key.
+extension MemberListTests {
+    func testANameListedForOneKeyIsNotGivenToAnotherAndClashesAreReported() {
+        let keyC = PublicKeyFingerprint("SHA256:" + String(repeating: "A", count: 43))!
+        let list0 = MemberList(parsing: Array("\(keyA.full) ada\n\(keyB.full) ADA\n".utf8))
+        XCTAssertEqual(list0.holder(ofName: "Ada"), keyA, "the first line holds the name")
+        XCTAssertEqual(list0.clashingNames.map(\.name), ["ada"])
+        XCTAssertEqual(list0.clashingNames.first?.keys, [keyA.short, keyB.short])
+
+        var list = MemberList(parsing: Array("\(keyA.full) ada\n".utf8))
+        XCTAssertTrue(list.add(keyC, name: "ADA"))
+        XCTAssertNil(list.entry(for: keyC)?.name, "a look-alike of a listed name is not stored")
+        XCTAssertEqual(list.holder(ofName: "ada"), keyA)
+        XCTAssertTrue(list.clashingNames.isEmpty)
+    }
+}
