@@ -20,6 +20,7 @@ let package = Package(
         .library(name: "MessagingCore", targets: ["MessagingCore"]),
         .library(name: "Messaging", targets: ["Messaging"]),
         .library(name: "SecureTransport", targets: ["SecureTransport"]),
+        .library(name: "RoomCodeExchange", targets: ["RoomCodeExchange"]),
         .executable(name: "svc-publish", targets: ["svc-publish"]),
         .executable(name: "svc-browse", targets: ["svc-browse"]),
         .executable(name: "svc-connect", targets: ["svc-connect"]),
@@ -52,6 +53,14 @@ let package = Package(
             providers: [.apt(["libssl-dev"])]
         ),
 
+        // libsodium, for CPace over ristretto255 (room codes); only RoomCodeExchange imports it.
+        .systemLibrary(
+            name: "CSodium",
+            path: "Modules/CSodium",
+            pkgConfig: "libsodium",
+            providers: [.apt(["libsodium-dev"])]
+        ),
+
         // Pure modules: values, codecs and state machines; no sockets, no C.
         .target(name: "DiscoveryCore"),
         .target(name: "TransportCore"),
@@ -59,7 +68,7 @@ let package = Package(
         .target(name: "SafeText"),
         .target(name: "MessagingCore", dependencies: ["SafeText"]),
         // Which key each service is pinned to (known_peers) and whom svc-connect trusts; file I/O, no C.
-        .target(name: "PeerTrust", dependencies: ["TransportCore", "DiscoveryCore"]),
+        .target(name: "PeerTrust", dependencies: ["TransportCore", "DiscoveryCore", "SafeText"]),
         // Whether the host firewall's rules (nftables JSON, iptables-save) let mDNS and a TCP
         // port in, and the rule that would; parsing and reasoning only.
         .target(name: "FirewallRules"),
@@ -76,8 +85,10 @@ let package = Package(
         .target(name: "HostFirewall", dependencies: ["FirewallRules", "SystemCommand"]),
         // Identity keys and TLS 1.3 over any ByteStream: the only importer of CSSL.
         .target(name: "SecureTransport", dependencies: ["CSSL", "TransportCore", "TransportPOSIX"]),
+        // Room codes and the CPace exchange that checks them: the only importer of CSodium.
+        .target(name: "RoomCodeExchange", dependencies: ["CSodium", "TransportCore"]),
         // Rooms, heartbeats, reconnects and file transfer over TransportPOSIX.
-        .target(name: "Messaging", dependencies: ["CCrypto", "MessagingCore", "TransportCore", "TransportPOSIX", "DNSSD", "DiscoveryCore"]),
+        .target(name: "Messaging", dependencies: ["CCrypto", "MessagingCore", "RoomCodeExchange", "TransportCore", "TransportPOSIX", "DNSSD", "DiscoveryCore"]),
 
         // Test doubles: a manual clock and in-memory streams, for unit tests and fuzz targets.
         .target(name: "MessagingTesting", dependencies: ["MessagingCore", "TransportCore", "TransportPOSIX"]),
@@ -90,7 +101,7 @@ let package = Package(
         .executableTarget(
             name: "svc-publish",
             dependencies: ["DNSSD", "DiscoveryCore", "TransportPOSIX", "TransportCore", "Messaging", "MessagingCore", "CommandLineSupport", "MessagingCommandLine", "SecureTransport",
-                           "FirewallRules", "HostFirewall"]
+                           "FirewallRules", "HostFirewall", "PeerTrust", "RoomCodeExchange"]
         ),
         .executableTarget(
             name: "svc-browse",
@@ -98,7 +109,8 @@ let package = Package(
         ),
         .executableTarget(
             name: "svc-connect",
-            dependencies: ["DNSSD", "DiscoveryCore", "TransportPOSIX", "TransportCore", "Messaging", "MessagingCore", "CommandLineSupport", "MessagingCommandLine", "PeerTrust", "SecureTransport"]
+            dependencies: ["DNSSD", "DiscoveryCore", "TransportPOSIX", "TransportCore", "Messaging", "MessagingCore", "CommandLineSupport", "MessagingCommandLine", "PeerTrust", "SecureTransport",
+                           "RoomCodeExchange"]
         ),
         .executableTarget(
             name: "svc-doctor",
@@ -116,7 +128,7 @@ let package = Package(
 
         // State-level fuzz targets (Scripts/fuzz builds them with libFuzzer; built plainly,
         // each replays the inputs given as arguments).
-        stateFuzzTarget("room-server", ["Messaging", "MessagingCore", "MessagingTesting", "TransportCore", "TransportPOSIX"]),
+        stateFuzzTarget("room-server", ["Messaging", "MessagingCore", "MessagingTesting", "TransportCore", "TransportPOSIX", "RoomCodeExchange"]),
         stateFuzzTarget("room-client", ["Messaging", "MessagingCore", "MessagingTesting", "TransportCore", "TransportPOSIX", "DiscoveryCore"]),
         stateFuzzTarget("file-transfer", ["Messaging", "MessagingCore", "MessagingTesting", "TransportCore", "TransportPOSIX"]),
         stateFuzzTarget("secure-link", ["SecureTransport", "MessagingCore", "MessagingTesting", "TransportCore", "TransportPOSIX"]),
@@ -129,10 +141,11 @@ let package = Package(
         .testTarget(name: "SystemCommandTests", dependencies: ["SystemCommand"]),
         .testTarget(name: "HostDiagnosisTests", dependencies: ["HostDiagnosis", "TransportCore", "FirewallRules"]),
         .testTarget(name: "PeerTrustTests", dependencies: ["PeerTrust", "TransportCore", "DiscoveryCore"]),
-        .testTarget(name: "MessagingTests", dependencies: ["Messaging", "MessagingCore", "MessagingTesting", "TransportCore", "TransportPOSIX"]),
+        .testTarget(name: "MessagingTests", dependencies: ["Messaging", "MessagingCore", "MessagingTesting", "RoomCodeExchange", "TransportCore", "TransportPOSIX"]),
         .testTarget(name: "DNSSDTests", dependencies: ["DNSSD", "DiscoveryCore"]),
         .testTarget(name: "TransportPOSIXTests", dependencies: ["TransportPOSIX", "TransportCore"]),
-        .testTarget(name: "SecureTransportTests", dependencies: ["SecureTransport", "CSSL", "MessagingTesting", "TransportCore", "TransportPOSIX"]),
+        .testTarget(name: "SecureTransportTests", dependencies: ["SecureTransport", "CSSL", "RoomCodeExchange", "MessagingTesting", "TransportCore", "TransportPOSIX"]),
+        .testTarget(name: "RoomCodeExchangeTests", dependencies: ["RoomCodeExchange", "TransportCore"]),
         .testTarget(name: "CommandLineSupportTests", dependencies: ["CommandLineSupport", "DNSSD"]),
         // Runs the built tools on the virtual LAN (Scripts/lan); see Scripts/test.
         .testTarget(name: "EndToEndTests", dependencies: ["DNSSD", "DiscoveryCore"]),

@@ -34,6 +34,7 @@ EXIT_IDENTITY = 78
 
 TYPES = {
     0x01: "hello", 0x02: "welcome", 0x03: "goodbye", 0x04: "error", 0x05: "ping", 0x06: "pong",
+    0x07: "code-start", 0x08: "code-reply", 0x09: "code-confirm",
     0x10: "text", 0x11: "who", 0x12: "presence", 0x13: "session", 0x14: "ack", 0x15: "history",
     0x20: "file-offer", 0x21: "file-accept", 0x22: "file-chunk", 0x23: "file-end", 0x24: "file-result",
     0x25: "file-offer-to", 0x26: "file-offer-from", 0x27: "file-cancel", 0x28: "file-credit",
@@ -43,7 +44,8 @@ CODES = {type_name: code for code, type_name in TYPES.items()}
 ERRORS = {
     1: "bad-magic", 2: "unsupported-version", 3: "frame-too-large", 4: "unknown-type", 5: "malformed-frame",
     6: "not-handshaken", 7: "server-full", 8: "handshake-timeout", 9: "unknown-peer", 10: "invalid-name",
-    11: "heartbeat-timeout", 12: "file-protocol", 13: "too-slow", 14: "tls-required",
+    11: "heartbeat-timeout", 12: "file-protocol", 13: "too-slow", 14: "tls-required", 15: "code-required",
+    16: "wrong-room-code", 17: "too-many-attempts", 18: "not-admitted", 19: "code-exchange",
 }
 
 
@@ -153,6 +155,13 @@ def decode(kind, payload):
         fields.update(id=r.u32(), status=r.u8(), message=r.rest().decode("utf-8", "replace"))
     elif name == "file-cancel":
         fields.update(id=r.u32(), reason=r.rest().decode("utf-8", "replace"))
+    elif name in ("code-start", "code-reply"):
+        fields.update(share=r.take(32).hex())
+        if name == "code-reply":
+            fields.update(tag=r.take(64).hex())
+        fields.update(associated_data=r.rest().hex())
+    elif name == "code-confirm":
+        fields.update(tag=r.take(64).hex())
     else:
         fields.update(payload_size=len(payload))
         return fields
@@ -252,6 +261,11 @@ def spki_from_certificate(der):
 def fingerprint(spki):
     """`SHA256:` and the unpadded base64 of SHA-256(spki)."""
     return "SHA256:" + base64.b64encode(hashlib.sha256(spki).digest()).decode().rstrip("=")
+
+
+def key_bytes(full):
+    """The 32 bytes of a key's full form (SHA256: and 43 characters of unpadded base64)."""
+    return base64.b64decode(full[len("SHA256:"):] + "=")
 
 
 def short(full):
@@ -409,10 +423,9 @@ def _libssl():
     return library
 
 
-def safety_code(tls_socket):
-    """The session's safety code as the Swift tools show it: 8 bytes exported with the label
-    EXPORTER-p2pm-safety-code (no context), as a big-endian integer modulo 10^12, twelve digits in
-    groups of three. None when this Python's ssl module cannot be reached through ctypes."""
+def export_keying_material(tls_socket, label, length):
+    """`length` bytes exported from the TLS session (RFC 8446 section 7.5, no context), or None
+    when this Python's ssl module cannot be reached through ctypes."""
     pointer = _ssl_pointer(tls_socket)
     library = _libssl() if pointer else None
     if library is None:
@@ -424,10 +437,18 @@ def safety_code(tls_socket):
     current = library.SSL_get_current_cipher(pointer)
     if not current or library.SSL_CIPHER_get_name(current).decode() != cipher[0]:
         return None
-    out = ctypes.create_string_buffer(8)
-    if library.SSL_export_keying_material(pointer, out, 8, SAFETY_LABEL, len(SAFETY_LABEL), None, 0, 0) != 1:
+    out = ctypes.create_string_buffer(length)
+    if library.SSL_export_keying_material(pointer, out, length, label, len(label), None, 0, 0) != 1:
         return None
-    return safety_code_from_exported(out.raw)
+    return out.raw
+
+
+def safety_code(tls_socket):
+    """The session's safety code as the Swift tools show it: 8 bytes exported with the label
+    EXPORTER-p2pm-safety-code (no context), as a big-endian integer modulo 10^12, twelve digits in
+    groups of three. None when this Python's ssl module cannot be reached through ctypes."""
+    exported = export_keying_material(tls_socket, SAFETY_LABEL, 8)
+    return safety_code_from_exported(exported) if exported else None
 
 
 def safety_code_from_exported(data):

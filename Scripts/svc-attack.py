@@ -9,7 +9,18 @@ as a secure room must, 1 when it did not (the probes), or runs until stopped (re
       then for each connection {"event": "relayed", "client", "client_key", "relay_key",
       "target_key", "client_safety_code", "target_safety_code"} (the two codes differ: that is
       what the safety code is for) or {"event": "relay-failed", "side", "error"}, and
-      {"event": "relay-closed", "up", "down"} with the bytes passed each way. Runs until stopped.
+      {"event": "relay-closed", "up", "down", "up_frames", "down_frames"} with the bytes passed
+      each way and the types of the first 16 frames each way (the relay reads the frame headers
+      of what it forwards, changing nothing: a room-code exchange passes as 7, 8, 9 and still
+      fails, since each side's TLS session differs). Runs until stopped.
+  rogue-room LISTEN_PORT
+      An impostor room that does not know the room code: a TLS 1.3 server with its own key that
+      sends HELLO, waits for the member's first frame (a member with a code sends CODE_START),
+      then, instead of CODE_REPLY, sends TEXT "hi from the impostor", a PRESENCE list, a whole
+      file "evil.txt" (FILE_OFFER, FILE_CHUNK, FILE_END) and a PING. Prints {"event":
+      "listening", "port", "key"}, then for each connection {"event": "rogue-closed", "client",
+      "first", "after", "closed"}: the types of the member's first frame and of every frame it
+      sent afterwards, and whether it closed within --timeout. Runs until stopped.
   tls12 HOST PORT
       A TLS 1.2-only client with ALPN p2pm/2 and a certificate: {"refused": true, "error"} when
       the server refused the handshake (exit 0), {"refused": false, "version"} otherwise (exit 1).
@@ -32,11 +43,13 @@ as a secure room must, 1 when it did not (the probes), or runs until stopped (re
 Options: --timeout SECONDS (default 5) bounds every wait of the probes; relay: --bind ADDRESS
 (default ::, dual stack) and --identity-dir DIR (default: a new key for this run).
 """
+import hashlib
 import json
 import os
 import select
 import socket
 import ssl
+import struct
 import sys
 import threading
 import time
@@ -167,8 +180,35 @@ def half_hello(options):
 
 # --- Relay --------------------------------------------------------------------------------------
 
-def forward(client, target):
-    """Passes bytes both ways until either side closes; (bytes up, bytes down)."""
+class FrameTypes:
+    """Follows the frames in one direction of a relayed stream: the types of the first LIMIT."""
+    LIMIT = 16
+
+    def __init__(self):
+        self.types = []
+        self.header = b""
+        self.skip = 0
+
+    def feed(self, data):
+        view = memoryview(data)
+        while view and len(self.types) < self.LIMIT:
+            if self.skip:
+                step = min(self.skip, len(view))
+                self.skip -= step
+                view = view[step:]
+                continue
+            need = 8 - len(self.header)
+            self.header += bytes(view[:need])
+            view = view[need:]
+            if len(self.header) == 8:
+                self.types.append(int.from_bytes(self.header[4:6], "big"))
+                self.skip = int.from_bytes(self.header[:4], "big")
+                self.header = b""
+
+
+def forward(client, target, frames):
+    """Passes bytes both ways until either side closes, noting frame types in `frames` (one
+    FrameTypes per sending socket); (bytes up, bytes down)."""
     other = {client: target, target: client}
     counts = {client: 0, target: 0}
     while True:
@@ -189,6 +229,7 @@ def forward(client, target):
             except OSError:
                 return counts[client], counts[target]
             counts[sock] += len(data)
+            frames[sock].feed(data)
 
 
 def relay_one(options, identity, raw, address):
@@ -211,8 +252,10 @@ def relay_one(options, identity, raw, address):
         emit(event="relayed", client=address[0], client_key=p2pm.peer_key(client), relay_key=identity.key,
              target_key=p2pm.peer_key(target), client_safety_code=p2pm.safety_code(client),
              target_safety_code=p2pm.safety_code(target))
-        up, down = forward(client, target)
-        emit(event="relay-closed", client=address[0], up=up, down=down)
+        frames = {client: FrameTypes(), target: FrameTypes()}
+        up, down = forward(client, target, frames)
+        emit(event="relay-closed", client=address[0], up=up, down=down, up_frames=frames[client].types,
+             down_frames=frames[target].types)
     finally:
         for sock in (client, target, raw):
             if sock is not None:
@@ -240,6 +283,57 @@ def relay(options):
         identity.discard()
 
 
+def rogue_one(options, identity, raw, address):
+    raw.settimeout(options.timeout)
+    try:
+        tls = p2pm.tls_context(identity, server_side=True).wrap_socket(raw, server_side=True)
+    except (ssl.SSLError, OSError) as error:
+        emit(event="rogue-failed", client=address[0], error=str(error))
+        raw.close()
+        return
+    stream = p2pm.FrameStream(tls)
+    sent, closed = [], False
+    try:
+        stream.send(p2pm.hello("room", 63), options.timeout)  # no member keys: PRESENCE is names only
+        first = stream.next(options.timeout)
+        data = b"evil\n"
+        out = p2pm.frame("text", p2pm.string("room") + p2pm.string("") + "hi from the impostor".encode())
+        out += p2pm.frame("presence", struct.pack(">BH", 0, 2) + p2pm.string("room") + p2pm.string("mallory"))
+        out += p2pm.frame("file-offer", struct.pack(">IQ", 7, len(data)) + hashlib.sha256(data).digest() + p2pm.string("evil.txt"))
+        out += p2pm.frame("file-chunk", struct.pack(">I", 7) + data)
+        out += p2pm.frame("file-end", struct.pack(">I", 7))
+        out += p2pm.frame("ping", struct.pack(">Q", 42))
+        stream.send(out, options.timeout)
+        deadline = time.monotonic() + options.timeout
+        while time.monotonic() < deadline:
+            got = stream.next(0.2)
+            if got is not None:
+                sent.append(got[0])
+    except EOFError:
+        closed = True
+    except (ssl.SSLError, OSError, ValueError) as error:
+        closed = True
+        emit(event="rogue-error", client=address[0], error=str(error))
+    emit(event="rogue-closed", client=address[0], first=first[0] if first else None, after=sent, closed=closed)
+    tls.close()
+
+
+def rogue_room(options):
+    identity = p2pm.Identity.ephemeral()
+    listener = socket.socket(socket.AF_INET6, socket.SOCK_STREAM)
+    listener.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    listener.setsockopt(socket.IPPROTO_IPV6, socket.IPV6_V6ONLY, 0)
+    listener.bind(("::", options.listen_port))
+    listener.listen(8)
+    emit(event="listening", port=listener.getsockname()[1], key=identity.key)
+    try:
+        while True:
+            raw, address = listener.accept()
+            threading.Thread(target=rogue_one, args=(options, identity, raw, address), daemon=True).start()
+    finally:
+        identity.discard()
+
+
 def parse(arguments):
     parser = p2pm.argument_parser("svc-attack.py", __doc__)
     parser.add_argument("--timeout", type=float, default=5, metavar="SECONDS", help="the longest wait (default: 5)")
@@ -250,6 +344,8 @@ def parse(arguments):
     command.add_argument("target_port", type=int)
     command.add_argument("--bind", default="::", help="the address to listen on (default: ::, dual stack)")
     command.add_argument("--identity-dir", metavar="DIR", help="the relay's key (default: a new one)")
+    command = commands.add_parser("rogue-room", help="an impostor room that skips the room-code exchange")
+    command.add_argument("listen_port", type=int)
     for name, summary in (("tls12", "a TLS 1.2-only client"), ("no-alpn", "TLS 1.3 without ALPN"),
                           ("no-cert", "TLS 1.3 without a client certificate"),
                           ("plain-hello", "a plaintext version 1 HELLO"),
@@ -267,6 +363,8 @@ def main(arguments):
     tls13 = (ssl.TLSVersion.TLSv1_3, ssl.TLSVersion.TLSv1_3)
     if options.command == "relay":
         return relay(options)
+    if options.command == "rogue-room":
+        return rogue_room(options)
     if options.command == "tls12":
         return probe(options, (ssl.TLSVersion.TLSv1_2, ssl.TLSVersion.TLSv1_2), (p2pm.ALPN,), True, False)
     if options.command == "no-alpn":

@@ -12,10 +12,17 @@ Prints one JSON object a line on standard output: {"event": "identity"|"tls"|"re
 "file-sent"|"file-stored"|"closed"|"done", ...}; "received" carries the frame's fields ("frame":
 "text", "from", "to", "text", ...). Diagnostics go to standard error.
 
+With --room-code the peer proves the room's code before its HELLO (docs/PROTOCOL.md, *Room codes
+and admission*): it waits for the server's HELLO, sends CODE_START, checks the server's tag in
+CODE_REPLY, then sends CODE_CONFIRM and its HELLO, and prints {"event": "room-code", "passed"}.
+With a room code the server's key need not be known beforehand (--any-key is implied): the
+exchange proves it.
+
 Exit status: 0 everything asked for happened; 1 something did not (a refused or failed file, an
 ERROR that closed the connection, a wait that timed out); 64 usage; 69 the connection or the TLS
 handshake failed (the server refused us or is not TLS 1.3 with p2pm/2); 77 the server presented a
-key other than the one expected; nothing was sent; 78 the identity key cannot be used.
+key other than the one expected; nothing was sent; 78 the identity key cannot be used; 79 the room
+code did not match (wrong code, or a relay in between).
 """
 import hashlib
 import json
@@ -30,7 +37,10 @@ import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import p2pm  # noqa: E402
+import p2pm_roomcode  # noqa: E402
 from p2pm import Fatal  # noqa: E402
+
+EXIT_WRONG_ROOM_CODE = 79
 
 CAPABILITIES = 1 | 2 | 4 | 16  # rooms, files, resuming files (we always accept at 0), files between members
 CHUNK = 64 * 1024
@@ -105,6 +115,7 @@ class Peer:
         self.stored = 0
         self.replies = {}  # our file id -> the latest FILE_ACCEPT / FILE_RESULT fields
         self.failed = False
+        self.code_reply = None  # the payload of CODE_REPLY
 
     # Sending ---------------------------------------------------------------------------------
     def send(self, data):
@@ -140,7 +151,13 @@ class Peer:
                 raise Fatal(p2pm.EXIT_FAILURE, f"the server's HELLO is not protocol version 1: {fields}")
             self.server_name = fields["name"]
         elif name == "welcome":
+            if self.options.room_code and self.code_reply is None:
+                raise Fatal(p2pm.EXIT_FAILURE, "the room welcomed us without checking the room code")
             self.welcomed = fields["name"]
+        elif name == "code-reply":
+            if self.code_reply is not None:
+                raise Fatal(p2pm.EXIT_FAILURE, "the server sent CODE_REPLY twice")
+            self.code_reply = payload
         elif name == "ping":
             self.send(p2pm.frame("pong", struct.pack(">Q", fields["token"])))
         elif name == "text":
@@ -221,9 +238,32 @@ class Peer:
 
     # The session ---------------------------------------------------------------------------------
     def join(self):
+        if self.options.room_code:
+            self.prove_room_code()
         self.send(p2pm.hello(self.options.name, CAPABILITIES))
         emit("sent", frame="hello", name=self.options.name, capabilities=CAPABILITIES)
         self.wait_for(lambda: self.welcomed is not None, "the server's WELCOME")
+
+    def prove_room_code(self):
+        """The room-code exchange, as the initiator, between the server's HELLO and ours."""
+        self.wait_for(lambda: self.server_name is not None, "the server's HELLO")
+        ci, sid = self.options.code_binding
+        try:
+            exchange = p2pm_roomcode.Initiator(self.options.room_code, ci, sid)
+        except p2pm_roomcode.ExchangeFailed as error:
+            raise Fatal(p2pm.EXIT_FAILURE, str(error))
+        self.send(p2pm.frame("code-start", exchange.share + exchange.ad))
+        emit("sent", frame="code-start", share=exchange.share.hex())
+        self.wait_for(lambda: self.code_reply is not None, "the server's CODE_REPLY")
+        try:
+            tag = exchange.finish(self.code_reply)
+        except p2pm_roomcode.ExchangeFailed as error:
+            code = 16 if error.wrong else 19
+            self.send(p2pm.frame("error", struct.pack(">H", code) + str(error).encode("utf-8")))
+            emit("room-code", passed=False, reason=str(error))
+            raise Fatal(EXIT_WRONG_ROOM_CODE if error.wrong else p2pm.EXIT_FAILURE, str(error))
+        self.send(p2pm.frame("code-confirm", tag))
+        emit("room-code", passed=True)
 
     def send_file(self, file_id, path):
         with open(path, "rb") as file:
@@ -316,6 +356,13 @@ def connect(options):
     fields = {"version": tls.version(), "alpn": tls.selected_alpn_protocol(), "cipher": tls.cipher()[0],
               "server_key": presented, "safety_code": p2pm.safety_code(tls)}
     emit("tls", **fields)
+    if options.room_code:
+        # The exchange is bound to this TLS session (its exported sid) and to both keys (CI).
+        sid = p2pm.export_keying_material(tls, p2pm_roomcode.LABEL, p2pm_roomcode.SESSION_ID_LENGTH)
+        if sid is None or presented is None:
+            raw.close()
+            raise Fatal(p2pm.EXIT_UNAVAILABLE, "cannot export keying material from this TLS session: no room code")
+        options.code_binding = (p2pm_roomcode.channel_identifier(p2pm.key_bytes(identity.key), p2pm.key_bytes(presented)), sid)
     if presented is None or (options.expected and not p2pm.key_matches(presented, options.expected)):
         raw.close()
         raise Fatal(p2pm.EXIT_KEY_MISMATCH,
@@ -343,6 +390,7 @@ def parse(arguments):
                         "and certificate DIR/cert.pem (made at each start); default: a new key for this run")
     parser.add_argument("--key", metavar="PATH", help="our private key (PEM, mode 0600); with --cert")
     parser.add_argument("--cert", metavar="PATH", help="our certificate for --key (PEM)")
+    parser.add_argument("--room-code", metavar="CODE", help="prove the room's code before HELLO (see above)")
     parser.add_argument("--name", default="pypeer", help="the member name to ask for (default: pypeer)")
     parser.add_argument("--say", metavar="TEXT", action="append",
                         help="text to send (repeatable); without it, lines of standard input are sent")
@@ -380,7 +428,14 @@ def parse(arguments):
         if options.fingerprint and txt_keys and not p2pm.key_matches("SHA256:" + (p2pm.normalized_expectation(
                 txt_keys[0]) or ""), options.expected):
             parser.error(f"--fingerprint {options.fingerprint} disagrees with the TXT key {txt_keys[0]}")
-    if not options.plaintext and options.expected is None and not options.any_key:
+    if options.room_code is not None:
+        if options.plaintext:
+            parser.error("--room-code is checked only inside TLS; it cannot go with --plaintext")
+        try:
+            options.room_code = p2pm_roomcode.parse_code(options.room_code)
+        except ValueError as error:
+            parser.error(f"--room-code: {error}")
+    if not options.plaintext and options.expected is None and not options.any_key and not options.room_code:
         parser.error("over TLS the server's key must be known: give --fingerprint, --txt key=..., or --any-key")
     return options
 

@@ -5,7 +5,8 @@
 //     a plain stream when `slot / 4` is 0, else over a "secure" one whose key is one of three
 //     (`slot / 4 % 3`), so hostile members share keys, replace each other and hold names
 //     (the well-behaved members have keys of their own)
-//   1 hostile member sends a frame: type (b < 0xE0: one of the 19 types; else b itself),
+//   1 hostile member sends a frame: type (b < 0xE0: one of the 23 types, the room-code
+//     exchange's among them: the room has a code; else b itself),
 //     flags byte, 3-byte length (up to 1 MiB + 16: oversize too), then the payload (zeros
 //     when the input ends first, so a short input can make a maximum-size frame)
 //   2 hostile member sends n raw bytes (garbage, partial frames)
@@ -26,14 +27,16 @@
 import MessagingCore
 import Messaging
 import MessagingTesting
+import RoomCodeExchange
 import TransportCore
 
-let frameTypes: [UInt16] = [0x01, 0x02, 0x03, 0x04, 0x05, 0x06, 0x10, 0x11, 0x12, 0x13, 0x14, 0x20, 0x21, 0x22, 0x23, 0x24,
+let frameTypes: [UInt16] = [0x01, 0x02, 0x03, 0x04, 0x05, 0x06, 0x07, 0x08, 0x09, 0x10, 0x11, 0x12, 0x13, 0x14, 0x20, 0x21, 0x22, 0x23, 0x24,
                             0x25, 0x26, 0x27, 0x28]
 
 /// The key of fuzz member `seed` (hostile ones 0 to 2, well-behaved ones 100 and 101).
 func fuzzSession(_ seed: UInt8) -> SecureSession {
-    SecureSession(peerKey: PublicKeyFingerprint(bytes: [UInt8](repeating: seed, count: 32))!, safetyCode: "000 000 000 000")
+    SecureSession(peerKey: PublicKeyFingerprint(bytes: [UInt8](repeating: seed, count: 32))!, safetyCode: "000 000 000 000",
+                  localKey: PublicKeyFingerprint(bytes: [UInt8](repeating: 200, count: 32))!, roomCodeSessionID: [UInt8](repeating: seed, count: 32))
 }
 
 /// A member that follows the protocol: joins, numbers its lines (SESSION) and counts what
@@ -86,6 +89,9 @@ func fuzzRoomServer(_ bytes: UnsafeRawBufferPointer) {
     let scheduler = ManualScheduler()
     var options = RoomServer.Options(name: "server")
     options.echo = false
+    // Shares from the input are mostly not valid encodings; the exchange's order and its
+    // refusals run all the same (a valid one makes CODE_REPLY, a wrong tag wrong-room-code).
+    options.roomCode = try! RoomCode(parsing: "4829-1530-7719")
     let server = RoomServer(options: options, queue: .main, scheduler: scheduler, fileWork: scheduler) { _ in }
     var hostile: [RawPeer?] = [nil, nil, nil, nil]
     var good: [GoodMember?] = [nil, nil]

@@ -71,6 +71,8 @@ public struct ParsedCommandLine: Sendable, Hashable {
             let value: String
             if let inlineValue {
                 value = inlineValue
+            } else if option.isValueOptional, index >= arguments.count || arguments[index].hasPrefix("-") {
+                value = ""
             } else {
                 guard index < arguments.count else { throw UsageError("Missing value for '\(option.label)'") }
                 value = arguments[index]

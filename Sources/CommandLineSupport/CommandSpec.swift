@@ -9,25 +9,29 @@ public struct CommandSpec: Sendable {
         public let isRepeatable: Bool
         /// What a shell may offer as this option's value; nil: nothing (any text).
         public let completion: ValueCompletion?
+        /// The value may be left out (`--room-code` alone): it is then the next argument only
+        /// when that does not start with `-`, and the empty string when there is none.
+        public let isValueOptional: Bool
 
         /// - Parameter completion: the values a shell completion offers (`.values`, `.file`,
         ///   `.directory`); only for an option that takes a value.
         public init(_ long: String, short: Character? = nil, value valueName: String? = nil, repeatable: Bool = false,
-                    completion: ValueCompletion? = nil, help: String) {
+                    optionalValue: Bool = false, completion: ValueCompletion? = nil, help: String) {
             self.long = long
             self.short = short
             self.valueName = valueName
             self.help = help
             self.isRepeatable = repeatable
             self.completion = valueName == nil ? nil : completion
+            self.isValueOptional = optionalValue && valueName != nil
         }
 
         var label: String {
             let names = (short.map { "-\($0), " } ?? "") + "--\(long)"
-            return valueName.map { "\(names) <\($0)>" } ?? names
+            return valueName.map { isValueOptional ? "\(names) [<\($0)>]" : "\(names) <\($0)>" } ?? names
         }
         var usage: String {
-            let text = valueName.map { "--\(long) <\($0)>" } ?? "--\(long)"
+            let text = valueName.map { isValueOptional ? "--\(long) [<\($0)>]" : "--\(long) <\($0)>" } ?? "--\(long)"
             return isRepeatable ? "[\(text) ...]" : "[\(text)]"
         }
     }

@@ -35,6 +35,12 @@ public struct ExitCode: Sendable, Hashable, CustomStringConvertible {
     /// EX_CONFIG: the identity key file or known_peers cannot be used (permissions too open,
     /// not ours, unreadable, not a key).
     public static let configuration = ExitCode(78)
+    /// The room-code exchange failed: the code given with --room-code is not the room's (or
+    /// something between us and the room relays the connection). Past sysexits' range.
+    public static let wrongRoomCode = ExitCode(79)
+    /// The room did not let us in: it needs its room code from new members (code-required),
+    /// or admits only the keys it lists (not-admitted).
+    public static let notAdmitted = ExitCode(80)
 
     /// 128 + SIGINT: the user interrupted the tool (Ctrl-C), as shells report it.
     public static let interrupted = ExitCode(130)
@@ -71,12 +77,17 @@ extension ExitCode {
           74   something was not delivered, or the connection broke or the room closed
                and was not restored
           75   the service is published but its host does not answer, or does not let us
-               in in time (it may have left without saying so); trying again may work
+               in in time (it may have left without saying so), or too many room codes
+               were tried: trying again later may work
           76   the server refused us (e.g. the room is full)
           77   the service presented a key other than the one pinned, announced or given
                (--fingerprint), or --strict and it is not pinned; nothing was sent
-          78   the identity key file or known_peers cannot be used (permissions too open,
-               not ours, unreadable, not a key)
+          78   the identity key file, known_peers or the members file cannot be used
+               (permissions too open, not ours, unreadable, not a key)
+          79   the room code did not match: it is not the room's, or something between
+               us and the room relays the connection (svc-connect --room-code)
+          80   the room did not let us in: it needs its room code (--room-code) or
+               admits only the members it lists (--admit known)
           130  svc-connect interrupted by Ctrl-C (SIGINT); what was not delivered is listed
         """
 }

@@ -59,6 +59,9 @@ public final class PeerLink: @unchecked Sendable {
     /// A server-side link whose peer has not completed its handshake: it must say HELLO
     /// first, so anything else (a PING, a frame it cannot decode) ends the link.
     private var awaitingHandshake: Bool
+    /// Whether PING is answered here (and PONG dropped). When false, both go to `onMessage`,
+    /// which decides: a member checking a room code answers nothing until the room proved it.
+    public var answersPings = true
     /// Why reading is paused now; reading resumes when none is left.
     private var readingHeld: Set<ReadHold> = []
     /// The frames handled in one turn at most: a peer that sends thousands of small frames (or
@@ -262,8 +265,8 @@ public final class PeerLink: @unchecked Sendable {
                 let message = try Message(decoding: frame, memberKeys: usesMemberKeys)
                 if case .hello(let hello) = message, receivedCapabilities == nil { receivedCapabilities = hello.capabilities }
                 switch message {
-                case .ping(let token) where !awaitingHandshake: send(.pong(token: token))
-                case .pong where !awaitingHandshake: break
+                case .ping(let token) where !awaitingHandshake && answersPings: send(.pong(token: token))
+                case .pong where !awaitingHandshake && answersPings: break
                 case .goodbye(let reason): goodbyeReason = reason; onMessage(message)
                 case .error(let code, let text):
                     if ProtocolError.Code(rawValue: code)?.closesConnection ?? false { peerError = (code, text) }

@@ -2,6 +2,7 @@ import DNSSD
 import Dispatch
 import DiscoveryCore
 import MessagingCore
+import RoomCodeExchange
 import TransportCore
 import TransportPOSIX
 
@@ -61,6 +62,10 @@ public final class RoomClient: @unchecked Sendable {
         /// connection (e.g. in TLS, with a check of the server's key). Nil: plaintext. Asked at
         /// every attempt, so a key pinned at first contact applies to every reconnect.
         public var securing: Securing?
+        /// The room code to prove with the room-code exchange before HELLO, on every connection
+        /// (docs/PROTOCOL.md, *Room codes*); needs TLS. A room that welcomes us without the
+        /// exchange is refused.
+        public var roomCode: RoomCode?
 
         public init(instance: ServiceInstance, name: String) {
             self.instance = instance
@@ -71,6 +76,9 @@ public final class RoomClient: @unchecked Sendable {
     public enum Event: Sendable {
         case connected(to: SocketEndpoint, among: [SocketEndpoint])
         case serverHello(name: String)
+        /// The room proved it knows our room code, in this TLS session with this key
+        /// (`session.peerKey`): it is the room the code came from, no trust on first use needed.
+        case roomCodeConfirmed(session: SecureSession)
         /// The server welcomed us under this name. `session` is the secure link's: the
         /// server's key and the safety code to compare with the publisher's; nil over plaintext.
         case joined(as: String, session: SecureSession?)
@@ -163,15 +171,15 @@ public final class RoomClient: @unchecked Sendable {
     /// connects over TCP; tests hand out in-memory streams.
     public typealias Connector = @Sendable (_ options: Options, _ queue: DispatchQueue, _ timeout: Duration) async throws -> Connected
 
-    private let options: Options
+    let options: Options
     private let queue: DispatchQueue
     private let scheduler: any Scheduler
     private let connector: Connector
     private let fileWork: (any Executor)?
-    private let onEvent: @Sendable (Event) -> Void
+    let onEvent: @Sendable (Event) -> Void
     private let window: FlowWindow
     // All below: on `queue`.
-    private var link: PeerLink?
+    var link: PeerLink?
     private var files: FileTransfers?
     private var joined = false
     private var pendingLines: [RoomCommand] = []
@@ -185,6 +193,9 @@ public final class RoomClient: @unchecked Sendable {
     private var nextSequence: UInt64 = 0
     /// The server's HELLO on this connection was seen (a second one is ignored).
     private var serverHelloSeen = false
+    /// Where this connection stands in the room-code exchange, and the exchange while it runs.
+    var codeSteps = RoomCodeInitiatorSteps(usesCode: false)
+    var initiator: CPace.Initiator?
     private let serverErrors: LimitedReports
     /// Reports of files offered to us, which a peer can repeat at will (`isOffered`).
     private let offeredFiles: LimitedReports
@@ -413,8 +424,22 @@ public final class RoomClient: @unchecked Sendable {
             if Self.isOffered(event), !offeredFiles.admit() { return }
             onEvent(.file(event))
         }
+        codeSteps = RoomCodeInitiatorSteps(usesCode: options.roomCode != nil)
+        initiator = nil
+        // With a room code, a PING is refused like any frame but the exchange's until the room proved it.
+        link.answersPings = options.roomCode == nil
         link.start(onMessage: { [self] message in received(message) }, onEnd: { [self] reason in ended(link, reason) })
-        link.send(.hello(.init(name: options.name)))
+        // With a room code our HELLO waits for the exchange (the server's HELLO starts it).
+        if options.roomCode == nil { link.send(.hello(.init(name: options.name))) }
+    }
+
+    /// Whether a server may send this before its WELCOME (docs/PROTOCOL.md, *Handshake*).
+    static func comesBeforeWelcome(_ message: Message) -> Bool {
+        switch message {
+        case .hello, .welcome, .error, .goodbye, .ping, .pong, .codeStart, .codeReply, .codeConfirm: true
+        case .text, .who, .presence, .presenceWithKeys, .session, .acknowledged, .history, .fileOffer, .fileAccept, .fileChunk,
+             .fileEnd, .fileResult, .fileOfferTo, .fileOfferFrom, .fileCancel, .fileCredit: false
+        }
     }
 
     /// Whether a file event is one a peer can make us print at will, by offering files (and
@@ -429,6 +454,16 @@ public final class RoomClient: @unchecked Sendable {
     }
 
     private func received(_ message: Message) {
+        switch codeSteps.receive(message) {
+        case .start: startRoomCode()
+        case .finish(let share, let tag, let data): return finishRoomCode(share: share, tag: tag, associatedData: data)
+        case .refuse(let error): return failRoomCode(error)
+        case .ignore: return
+        case .other: break
+        }
+        // Until WELCOME a server sends only its HELLO, the exchange's CODE_REPLY, ERROR and
+        // GOODBYE (and PING); anything else (text, presence, files) comes from no room we are in.
+        guard joined || Self.comesBeforeWelcome(message) else { return }
         if let files, files.handle(message) { return }
         switch message {
         case .hello(let hello):
@@ -477,6 +512,7 @@ public final class RoomClient: @unchecked Sendable {
             if !joined { failJoin(error) } else {
                 if serverErrors.admit() { onEvent(.serverError("\(ProtocolError.Code(rawValue: code)?.name ?? "error \(code)"): \(text)")) }
             }
+        case .codeStart, .codeReply, .codeConfirm: break // the exchange's frames are codeSteps'
         case .goodbye, .ping, .pong, .who, .session, .fileOffer, .fileAccept, .fileChunk, .fileEnd, .fileResult,
              .fileOfferTo, .fileOfferFrom, .fileCancel, .fileCredit: break
         }

@@ -1,6 +1,7 @@
 import Dispatch
 import Glibc
 import MessagingCore
+import RoomCodeExchange
 import TransportCore
 import TransportPOSIX
 
@@ -54,6 +55,17 @@ public final class RoomServer: @unchecked Sendable {
         /// How long a member must stay for its name to stay bound to its key while it is away
         /// (a member that leaves sooner lets the name go: see `NameBindings`).
         public var boundNameSettling: Duration = .seconds(20)
+        /// The room code a member may prove with the room-code exchange before its HELLO
+        /// (docs/PROTOCOL.md, *Room codes*); nil: the room has none, and a CODE_START is refused.
+        public var roomCode: RoomCode?
+        /// Who may join (decided at HELLO; see `Admission`): refused keys get `code-required`
+        /// or `not-admitted`.
+        public var admission: Admission = .open
+        /// The members the room knows by key: `admission` reads it, and a key that passes the
+        /// room code is added to it under the name it got. Nil: nobody is listed.
+        public var members: (any MemberDirectory)?
+        /// How many room-code guesses an address, a key and the room get (`GuessLimiter`).
+        public var guessLimits = GuessLimiter.Limits()
 
         public init(name: String) { self.name = name }
     }
@@ -74,12 +86,15 @@ public final class RoomServer: @unchecked Sendable {
         case fileSent(to: String, Result<FileTransfers.SentFile, FileError>)
         /// Something the operator should know (e.g. a line that could not be sent).
         case note(String)
+        /// A room-code attempt failed: a wrong code, a relay in between, or a member that left
+        /// in the middle of the exchange. `key` is the connection's key.
+        case roomCodeFailed(peer: String, key: PublicKeyFingerprint?, reason: String)
     }
 
-    private var options: Options
+    var options: Options
     public let queue: DispatchQueue
-    private let onEvent: (Event) -> Void
-    private let scheduler: any Scheduler
+    let onEvent: (Event) -> Void
+    let scheduler: any Scheduler
     private let fileWork: (any Executor)?
     private var roster = Roster()
     private var sessions = TextSessions()
@@ -95,6 +110,10 @@ public final class RoomServer: @unchecked Sendable {
     private let refusals: LimitedReports
     private let peerErrors: LimitedReports
     private let fileRefusals: LimitedReports
+    /// Failed room-code attempts, reported 20 in 10 s and then counted.
+    let codeFailures: LimitedReports
+    /// Room-code guesses by address, key and in all.
+    var guesses: GuessLimiter
     /// Probes (a GOODBYE instead of HELLO: `svc-browse --verify`) are not reported one by one;
     /// more than 20 in 10 s get a line with the count, so a flood of them is still seen.
     private let probes: LimitedReports
@@ -110,7 +129,7 @@ public final class RoomServer: @unchecked Sendable {
     /// Files between members.
     private let relay: FileRelay
 
-    private final class Member {
+    final class Member {
         let id: Int
         let link: PeerLink
         let peer: String
@@ -137,7 +156,13 @@ public final class RoomServer: @unchecked Sendable {
         var nextSequence: UInt64 = 0
         /// Since when more than 1 MiB has been waiting to be sent to it.
         var congestedSince: ContinuousClock.Instant?
-        init(id: Int, link: PeerLink, peer: String, host: String, address: String) {
+        /// Where it stands in the room-code exchange, and the exchange while it runs.
+        var codeSteps: RoomCodeResponderSteps
+        var responder: CPace.Responder?
+        /// Its guess, counted by `guesses` (given back when it proves the code).
+        var codeAttempt: GuessLimiter.Attempt?
+        init(id: Int, link: PeerLink, peer: String, host: String, address: String, roomCode: RoomCode?) {
+            codeSteps = RoomCodeResponderSteps(unavailable: roomCode == nil ? "this room has no room code: join without --room-code" : nil)
             self.id = id
             self.link = link
             self.peer = peer
@@ -172,6 +197,8 @@ public final class RoomServer: @unchecked Sendable {
         refusals = reports("refused connections")
         peerErrors = reports("ERROR frames from members")
         fileRefusals = reports("refused or failed file offers")
+        codeFailures = reports("failed room-code attempts")
+        guesses = GuessLimiter(limits: options.guessLimits)
         let inboxLimits = options.inbox?.limits ?? Inbox.Limits()
         relay = FileRelay(limits: .init(fromMember: inboxLimits.transfersPerMember, toMember: options.relayedFilesPerRecipient,
                                         fromHost: options.relayedFilesPerHost, transfers: options.relayedFiles,
@@ -204,7 +231,8 @@ public final class RoomServer: @unchecked Sendable {
                             heartbeatInterval: options.heartbeatInterval)
         let host = stream.peer?.address.hostKey ?? "unknown"
         let address = stream.peer.map { $0.address.unmappedIPv4?.description ?? $0.addressWithScope } ?? "unknown"
-        let member = Member(id: nextID, link: link, peer: stream.peer?.description ?? "an unknown address", host: host, address: address)
+        let member = Member(id: nextID, link: link, peer: stream.peer?.description ?? "an unknown address", host: host, address: address,
+                            roomCode: options.roomCode)
         nextID += 1
         members[member.id] = member
         link.start(onMessage: { [self] message in received(message, from: member) },
@@ -319,6 +347,8 @@ public final class RoomServer: @unchecked Sendable {
             }
         case .who: sendPresence(to: member)
         case .hello: member.link.reject(ProtocolError(.malformedFrame, "HELLO was already received"))
+        case .codeStart, .codeReply, .codeConfirm:
+            if case .refuse(let error) = member.codeSteps.receive(message) { member.link.reject(error) }
         case .error(let code, let text):
             if peerErrors.admit() { onEvent(.note("\(name) reported \(ProtocolError.Code(rawValue: code)?.name ?? "error \(code)"): \(text)")) }
         case .goodbye, .welcome, .presence, .presenceWithKeys, .acknowledged, .history, .ping, .pong, .fileOffer, .fileAccept, .fileChunk, .fileEnd, .fileResult,
@@ -328,6 +358,16 @@ public final class RoomServer: @unchecked Sendable {
 
     private func handshake(_ message: Message, from member: Member) {
         guard !member.isProbe else { return } // what a probe sends after its GOODBYE is ignored
+        var passedCode = false
+        switch member.codeSteps.receive(message) {
+        case .answer(let share, let data): return answerRoomCode(share: share, associatedData: data, from: member)
+        case .check(let tag): return checkRoomCode(tag: tag, from: member)
+        case .peerFailed: return roomCodeFailed(member, "the member's side found the code wrong (or a relay in between)")
+        case .refuse(let error): return member.link.reject(error)
+        case .ignore: return
+        case .hello(_, let passed): passedCode = passed
+        case .other: break
+        }
         if case .goodbye = message {
             // A probe: it has read our HELLO and leaves without joining. Until it is gone it
             // counts as pending like any connection that has not said HELLO.
@@ -346,9 +386,15 @@ public final class RoomServer: @unchecked Sendable {
         }
         member.secure = member.link.connection.secureSession
         let key = member.key
+        let listing = member.secure.flatMap { options.members?.listing(for: $0.peerKey) }
+        if let refusal = options.admission.refusal(key: member.secure?.peerKey.short, listed: listing != nil, passedCode: passedCode) {
+            return member.link.reject(refusal)
+        }
+        // Only listed members get in with `known`: the name they are listed under wins.
+        let requested = options.admission == .known ? listing?.name ?? hello.name : hello.name
         // The same key asking again for a name it holds: the new connection takes the old one's place.
         let replaced = key.flatMap { key in
-            roster.id(named: hello.name).flatMap { members[$0] }.flatMap { $0.key == key ? $0 : nil }
+            roster.id(named: requested).flatMap { members[$0] }.flatMap { $0.key == key ? $0 : nil }
         }
         if replaced == nil {
             guard roster.count < options.maximumMembers else {
@@ -361,8 +407,12 @@ public final class RoomServer: @unchecked Sendable {
             }
         }
         // Reads the live table (a captured copy would be copied whole again by `bind` below).
-        let isTaken = { [unowned self] (comparisonKey: String) in bindings.isTaken(comparisonKey, by: key) }
-        let name = replaced?.name ?? roster.availableName(requested: hello.name, reserved: [options.name], isTaken: isTaken)
+        // A name the members file lists for another key is that key's, from the room's start.
+        let ownKey = member.secure?.peerKey
+        let isTaken = { [unowned self] (comparisonKey: String) in
+            bindings.isTaken(comparisonKey, by: key) || options.members?.holder(ofName: comparisonKey).map { $0 != ownKey } ?? false
+        }
+        let name = replaced?.name ?? roster.availableName(requested: requested, reserved: [options.name], isTaken: isTaken)
         if let key {
             do throws(NameBindings.Refusal) {
                 try bindings.bind(MemberName.comparisonKey(name), to: key, host: member.address, at: scheduler.now)
@@ -383,6 +433,7 @@ public final class RoomServer: @unchecked Sendable {
         _ = roster.join(id: member.id, requested: name, reserved: [options.name], isTaken: isTaken)
         member.name = name
         member.link.handshakeCompleted()
+        member.codeSteps.joined()
         // The server's own offers take the lower half of the ids; relayed ones the upper.
         let files = FileTransfers(link: member.link, inbox: options.inbox, disk: fileWork, hashing: fileWork,
                                   ids: 1...((1 << 31) - 1)) { [self] event in
@@ -400,6 +451,9 @@ public final class RoomServer: @unchecked Sendable {
         // A replacement keeps the name and the key the room already sees: nothing to announce.
         if replaced == nil { broadcastPresence(.joined, of: member) }
         onEvent(.joined(id: number, name: name, peer: member.peer, session: member.secure))
+        if passedCode, listing == nil, let peerKey = member.secure?.peerKey, let problem = options.members?.add(peerKey, name: name) {
+            onEvent(.note("\(name) (key \(peerKey.short)) passed the room code but could not be remembered, so it needs the code again next time: \(problem)"))
+        }
     }
 
     /// A newer connection of the same key asked for `old`'s name: `old` is told why and closed,
@@ -420,6 +474,11 @@ public final class RoomServer: @unchecked Sendable {
 
     private func ended(_ member: Member, _ reason: PeerLink.EndReason) {
         members[member.id] = nil
+        if member.codeSteps.state == .awaitingConfirmation {
+            member.codeSteps.failed()
+            member.responder = nil
+            roomCodeFailed(member, "the connection ended before the member confirmed (\(reason))")
+        }
         leftPending(member)
         if let session = member.session { sessions.detach(session, owner: member.key, holder: member.id) }
         member.files?.linkEnded(reason)

@@ -43,6 +43,24 @@ public enum Message: Sendable, Hashable {
     /// Server → sender, with `.relayedFiles`: the relayed transfer `id` (one the sender
     /// offered) may carry data up to offset `through` of the file; none goes beyond it.
     case fileCredit(id: UInt32, through: UInt64)
+    /// Client → server, inside TLS, before the client's HELLO: the room-code exchange's first
+    /// message (CPace `Ya`, exactly 32 bytes, and `ADa`, at most 1024 bytes).
+    case codeStart(share: [UInt8], associatedData: [UInt8])
+    /// Server → client: the answer (CPace `Yb`, 32 bytes; `Tb`, 64 bytes; `ADb`, at most 1024).
+    case codeReply(share: [UInt8], tag: [UInt8], associatedData: [UInt8])
+    /// Client → server: the client's confirmation (CPace `Ta`, exactly 64 bytes), sent only
+    /// once the server's tag checked out; the client's HELLO follows.
+    case codeConfirm(tag: [UInt8])
+
+    /// Sizes in the room-code frames: a share, a confirmation tag, the most associated data.
+    public enum RoomCodeSizes {
+        public static let share = 32
+        public static let tag = 64
+        public static let maximumAssociatedData = 1024
+        /// The associated data svc sends on both sides (`ADa`, `ADb`): the exchange's version,
+        /// authenticated by the transcript. Any data within the bound is accepted from a peer.
+        public static let associatedData: [UInt8] = Array("p2pm-room-code/1".utf8)
+    }
 
     public struct Hello: Sendable, Hashable {
         public static let magic: [UInt8] = Array("P2PM".utf8)
@@ -126,6 +144,7 @@ public enum Message: Sendable, Hashable {
 
     enum Kind: UInt16 {
         case hello = 0x01, welcome = 0x02, goodbye = 0x03, error = 0x04, ping = 0x05, pong = 0x06
+        case codeStart = 0x07, codeReply = 0x08, codeConfirm = 0x09
         case text = 0x10, who = 0x11, presence = 0x12, session = 0x13, acknowledged = 0x14, history = 0x15
         case fileOffer = 0x20, fileAccept = 0x21, fileChunk = 0x22, fileEnd = 0x23, fileResult = 0x24
         case fileOfferTo = 0x25, fileOfferFrom = 0x26, fileCancel = 0x27, fileCredit = 0x28
@@ -229,6 +248,9 @@ public enum Message: Sendable, Hashable {
         case .fileCredit:
             let id = try reader.integer(UInt32.self, "id")
             self = .fileCredit(id: id, through: try reader.integer(UInt64.self, "through"))
+        case .codeStart, .codeReply, .codeConfirm:
+            self = try Message(roomCodeFrame: kind, frame.payload)
+            return
         }
         try reader.end()
     }
@@ -330,6 +352,13 @@ public enum Message: Sendable, Hashable {
             writer.string(offer.name)
         case .fileCancel(let id, let reason): kind = .fileCancel; writer.integer(id); writer.raw(reason.utf8)
         case .fileCredit(let id, let through): kind = .fileCredit; writer.integer(id); writer.integer(through)
+        case .codeStart(let share, let associatedData): kind = .codeStart; writer.raw(share); writer.raw(associatedData)
+        case .codeReply(let share, let tag, let associatedData):
+            kind = .codeReply
+            writer.raw(share)
+            writer.raw(tag)
+            writer.raw(associatedData)
+        case .codeConfirm(let tag): kind = .codeConfirm; writer.raw(tag)
         }
         return kind
     }

@@ -17,6 +17,17 @@ public struct ProtocolError: Error, Sendable, Hashable, CustomStringConvertible 
         case tooSlow = 13
         /// Sent in plaintext to a client that did not start TLS, by a server that requires it.
         case tlsRequired = 14
+        /// The room has a room code and this key has not passed it (nor is it a listed member).
+        case codeRequired = 15
+        /// The room-code exchange failed: the codes differ, or a relay sits in between.
+        case wrongRoomCode = 16
+        /// Too many failed room-code attempts from this address, by this key or in all: wait.
+        case tooManyAttempts = 17
+        /// The room admits only listed members (`--admit known`), and this key is not listed.
+        case notAdmitted = 18
+        /// A frame of the room-code exchange out of order, malformed, or where no code can be
+        /// checked (a room without a code, a link without TLS).
+        case codeExchange = 19
 
         /// The protocol document's spelling, e.g. `frame-too-large`.
         public var name: String {
@@ -35,6 +46,11 @@ public struct ProtocolError: Error, Sendable, Hashable, CustomStringConvertible 
             case .fileProtocol: "file-protocol"
             case .tooSlow: "too-slow"
             case .tlsRequired: "tls-required"
+            case .codeRequired: "code-required"
+            case .wrongRoomCode: "wrong-room-code"
+            case .tooManyAttempts: "too-many-attempts"
+            case .notAdmitted: "not-admitted"
+            case .codeExchange: "code-exchange"
             }
         }
 

@@ -20,7 +20,7 @@ public final class RawPeer {
     public var isPaused = false
     private let keepsMessages: Bool
     private var checker = FrameChecker()
-    /// What this peer sent before its first frame was whole (nil once it is).
+    /// What this peer sent before its HELLO was whole (nil once it is, or once it sent something else).
     private var firstFrame: FrameDecoder? = FrameDecoder(maximumPayload: Frame.maximumPayload)
 
     /// Starts reading `stream` at once.
@@ -46,18 +46,25 @@ public final class RawPeer {
         return stream.send(bytes)
     }
 
-    /// Follows what this peer sends until its first frame is whole: when it is a HELLO (the
-    /// only first frame the other end accepts), its capabilities say how PRESENCE comes back.
+    /// Follows what this peer sends until its HELLO is whole: its capabilities say how PRESENCE
+    /// comes back. The frames of the room-code exchange may come first; anything else first
+    /// is refused by the other end, and nothing follows.
     private func followFirstFrame(_ bytes: [UInt8]) {
         guard var decoder = firstFrame else { return }
         firstFrame = nil
         decoder.feed(bytes)
         do throws(ProtocolError) {
-            guard let frame = try decoder.next() else { return firstFrame = decoder }
-            if case .hello(let hello) = try Message(decoding: frame) {
-                checker.readerAdvertisesMemberKeys = hello.capabilities.contains(.memberKeys)
+            while let frame = try decoder.next() {
+                switch try Message(decoding: frame) {
+                case .hello(let hello):
+                    checker.readerAdvertisesMemberKeys = hello.capabilities.contains(.memberKeys)
+                    return
+                case .codeStart, .codeConfirm: continue
+                default: return
+                }
             }
-        } catch {} // not a frame, or not a HELLO: the other end refuses it, and nothing follows
+            firstFrame = decoder
+        } catch {} // not a frame: the other end refuses it, and nothing follows
     }
 
     private func received(_ bytes: [UInt8]) {

@@ -83,6 +83,12 @@ extension TrustPolicy {
         }
     }
 
+    /// What to print once a key that proved the room code (svc-connect --room-code) was
+    /// pinned: no trust on first use was needed.
+    public static func acceptanceByRoomCode(serviceName: String, of session: SecureSession) -> String {
+        "'\(serviceName)' proved it knows the room code: pinned its key \(session.peerKey.full) (short \(session.peerKey.short)) without trust on first use; safety code \(session.safetyCode)"
+    }
+
     /// The ssh-style warning for a service whose key is not the pinned one: several lines, to
     /// print as they are (each line passes a terminal-escaping function unchanged: the name
     /// is the user's, the rest ours).

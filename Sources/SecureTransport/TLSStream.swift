@@ -36,6 +36,10 @@ public final class TLSStream: ByteStream, @unchecked Sendable {
     public static let applicationProtocol = "p2pm/2"
     /// The label of the keying material the safety code comes from.
     public static let safetyCodeLabel = "EXPORTER-p2pm-safety-code"
+    /// The label of the keying material the room-code exchange is bound to (its session id).
+    public static let roomCodeLabel = "EXPORTER-p2pm-room-code"
+    /// How many bytes of keying material the room-code exchange is bound to.
+    public static let roomCodeSessionIDLength = 32
     /// How long the wrapped stream may take to carry a failure's alert before it is closed.
     public static let lingerAfterFailure: Duration = .seconds(2)
     /// The most plaintext that waits for the handshake by default: a `Connection`'s outbox
@@ -321,7 +325,14 @@ public final class TLSStream: ByteStream, @unchecked Sendable {
             fail("cannot derive the safety code (\(OpenSSL.takeErrorText() ?? "no detail"))")
             return false
         }
-        secureSession = SecureSession(peerKey: peerKey, safetyCode: code)
+        var roomCodeSessionID = [UInt8](repeating: 0, count: Self.roomCodeSessionIDLength)
+        ERR_clear_error()
+        guard SSL_export_keying_material(ssl, &roomCodeSessionID, roomCodeSessionID.count, Self.roomCodeLabel,
+                                         Self.roomCodeLabel.utf8.count, nil, 0, 0) == 1 else {
+            fail("cannot export the room-code exchange's session id (\(OpenSSL.takeErrorText() ?? "no detail"))")
+            return false
+        }
+        secureSession = SecureSession(peerKey: peerKey, safetyCode: code, localKey: identity.fingerprint, roomCodeSessionID: roomCodeSessionID)
         if isPaused { inner.pauseReading() }
         if !waiting.isEmpty {
             let queued = waiting

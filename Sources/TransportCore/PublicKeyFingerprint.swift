@@ -101,10 +101,18 @@ public struct SecureSession: Sendable, Hashable {
     public let peerKey: PublicKeyFingerprint
     /// Twelve digits in groups of three, e.g. `482 193 057 331`.
     public let safetyCode: String
+    /// This end's own key, as it presented it; nil where the session was made up without one.
+    public let localKey: PublicKeyFingerprint?
+    /// Keying material exported from the session for the room-code exchange (the CPace `sid`,
+    /// label `EXPORTER-p2pm-room-code`, 32 bytes): equal at both ends of this session, different
+    /// on the two sides of a relay. Empty where the session was made up without one.
+    public let roomCodeSessionID: [UInt8]
 
-    public init(peerKey: PublicKeyFingerprint, safetyCode: String) {
+    public init(peerKey: PublicKeyFingerprint, safetyCode: String, localKey: PublicKeyFingerprint? = nil, roomCodeSessionID: [UInt8] = []) {
         self.peerKey = peerKey
         self.safetyCode = safetyCode
+        self.localKey = localKey
+        self.roomCodeSessionID = roomCodeSessionID
     }
 
     /// The safety code from 8 bytes of keying material exported from the session: the bytes as a

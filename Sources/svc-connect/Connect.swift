@@ -35,6 +35,7 @@ struct SvcConnect {
         clientOptions.backoffMaximum = options.retryMaximum
         clientOptions.heartbeatInterval = options.heartbeat
         clientOptions.securing = trust.securing
+        clientOptions.roomCode = options.roomCode
         do {
             clientOptions.inbox = try options.inbox.map { (path) throws(FileError) in try Inbox(directory: path) }
         } catch {
@@ -43,6 +44,7 @@ struct SvcConnect {
         let printer = ConnectOutput(output: EventOutput(json: options.json, timestamps: options.timestamps),
                                     serviceName: options.name, requestedName: memberName)
         let client = RoomClient(options: clientOptions) { event in
+            if case .roomCodeConfirmed(let session) = event { trust.roomCodeConfirmed(session) }
             if case .joined(_, let session) = event { trust.joined(session) }
             printer.print(event)
         }
@@ -61,6 +63,12 @@ struct SvcConnect {
         } catch let error as TransportError {
             let through = options.interface.map { " through \($0.name) (--interface): an address reached over another interface does not answer, and" } ?? ""
             throw ToolFailure(.temporaryFailure, "'\(options.name)' is published, but its host does not answer\(through): it may have left the network without saying so (\(error)); try again later")
+        } catch let error as ProtocolError where error.code == .wrongRoomCode {
+            throw ToolFailure(.wrongRoomCode, "'\(options.name)' and we do not share the room code: \(error.message)")
+        } catch let error as ProtocolError where error.code == .codeRequired || error.code == .notAdmitted {
+            throw ToolFailure(.notAdmitted, "'\(options.name)' did not let us in: \(error)")
+        } catch let error as ProtocolError where error.code == .tooManyAttempts {
+            throw ToolFailure(.temporaryFailure, "'\(options.name)' refused the room code for now: \(error); try again later")
         } catch let error as ProtocolError where error.code == .handshakeTimeout {
             throw ToolFailure(.temporaryFailure, "'\(options.name)' did not let us in: \(error); try again later")
         } catch let error as ProtocolError {

@@ -1,6 +1,7 @@
 import CommandLineSupport
 import DiscoveryCore
 import MessagingCore
+import RoomCodeExchange
 import TransportCore
 
 /// svc-connect's validated command line.
@@ -29,6 +30,8 @@ struct ConnectOptions: Sendable {
     var forget = false
     /// `--allow-plaintext`: join without TLS.
     var allowPlaintext = false
+    /// `--room-code`: the room's code, proved with the room-code exchange before joining.
+    var roomCode: RoomCode?
 
     static let spec = CommandSpec(
         name: "svc-connect",
@@ -52,6 +55,7 @@ struct ConnectOptions: Sendable {
             .init("strict", help: "Join only a service pinned in known_peers or given by --fingerprint (no trust on first contact)."),
             .init("forget", help: "Remove the pinned key of <name> from known_peers and exit (needs no network)."),
             .init("allow-plaintext", help: "Join without TLS (an older publisher): no key is checked; refused for a pinned name."),
+            .init("room-code", value: "code", help: "The room code its owner read out (e.g. 4829-1530-7719): proves you know it, and\npins the room's key without trust on first use (79: it did not match)."),
             .json,
             .timestamps,
         ],
@@ -104,6 +108,15 @@ struct ConnectOptions: Sendable {
             service announces is pinned (--strict refuses that). A key that does not match is
             refused before anything is sent (77). --forget <name> removes a pin (78 when
             known_peers cannot be read or written).
+            ROOM CODES: a room started with svc-publish --room-code lets in a new key only
+            when it proves the code: --room-code runs a password-authenticated exchange
+            (CPace) inside TLS, bound to this TLS session and both keys, before joining. The
+            room proves it knows the code too, so its key is pinned without trust on first
+            use (said so). One guess per connection, nothing to test offline; a relay in
+            between fails even when it forwards every byte. A wrong code exits 79; a room
+            that needs a code (code-required) or admits only listed keys (not-admitted)
+            exits 80; too many wrong codes from anyone (too-many-attempts) exits 75. Once
+            in, the room remembers your key: later joins need no code.
             Every connection is TLS 1.3 with your own key (--identity); the joined line
             and /who show the session's safety code, which the publisher shows too: read
             them to each other to be sure nobody is in between.
@@ -144,6 +157,14 @@ struct ConnectOptions: Sendable {
         }
         strict = parsed.flag("strict")
         allowPlaintext = parsed.flag("allow-plaintext")
+        if let text = parsed.value("room-code") {
+            if allowPlaintext { throw UsageError("--room-code is checked only inside TLS; it cannot go with --allow-plaintext") }
+            do {
+                roomCode = try RoomCode(parsing: text)
+            } catch {
+                throw UsageError("--room-code: \(error)")
+            }
+        }
         forget = parsed.flag("forget")
         if forget {
             // --forget only edits known_peers: an option that would act on the room is a mistake.

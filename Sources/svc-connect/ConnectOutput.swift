@@ -50,6 +50,9 @@ final class ConnectOutput: Sendable {
         case .serverHello(let name):
             server.withLock { $0 = name }
             output.emit("hello", text: "hello from \(name)", [("from", .string(name))])
+        case .roomCodeConfirmed(let session):
+            output.emit("room_code", text: "* the room proved it knows the room code; its key is \(session.peerKey.short)",
+                        [("key", .string(session.peerKey.full))])
         case .joined(let name, let session):
             safetyCode.withLock { $0 = session?.safetyCode }
             let secured = session.map { "; the room's key is \($0.peerKey.short), safety code \($0.safetyCode) (the publisher sees the same code for this connection)" } ?? ""
@@ -57,7 +60,8 @@ final class ConnectOutput: Sendable {
                         [("name", .string(name)), ("key", session.map { .string($0.peerKey.full) } ?? .null),
                          ("safety_code", session.map { .string($0.safetyCode) } ?? .null)])
             if name != requestedName {
-                output.emit("renamed", text: "* the name \(requestedName) is taken in this room; you are \(name)",
+                output.emit("renamed", text: name.hasPrefix(requestedName + "-") ? "* the name \(requestedName) is taken in this room; you are \(name)"
+                                : "* the room lists your key under the name \(name); you are \(name), not \(requestedName)",
                             [("requested", .string(requestedName)), ("name", .string(name))])
             }
         case .text(let from, let to, let text):

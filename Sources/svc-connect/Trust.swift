@@ -19,6 +19,8 @@ final class ConnectTrust: Sendable {
         var expectation: TrustPolicy.Expectation?
         var plaintextNoted = false
         var joinedBefore = false
+        /// The key that proved the room code on the connection being joined.
+        var codeConfirmedKey: PublicKeyFingerprint?
     }
 
     private let instance: ServiceInstance
@@ -89,14 +91,23 @@ final class ConnectTrust: Sendable {
         }
     }
 
+    /// The room proved the room code with this session's key: the join that follows pins it
+    /// without trust on first use.
+    func roomCodeConfirmed(_ session: SecureSession) {
+        state.withLock { $0.codeConfirmedKey = session.peerKey }
+    }
+
     /// After a join: on first contact (or `--fingerprint`) pins the key and from then on
     /// expects only it (for this session only when the file cannot be written); says what was
     /// accepted, once.
     func joined(_ session: SecureSession?) {
         guard let session else { return }
-        let (expectation, first) = state.withLock { state in
-            defer { state.joinedBefore = true }
-            return (state.expectation, !state.joinedBefore)
+        let (expectation, first, byCode) = state.withLock { state in
+            defer {
+                state.joinedBefore = true
+                state.codeConfirmedKey = nil
+            }
+            return (state.expectation, !state.joinedBefore, state.codeConfirmedKey == session.peerKey)
         }
         guard let expectation, expectation.accepts(session.peerKey) else { return }
         guard expectation.pinsOnSuccess else {
@@ -109,7 +120,7 @@ final class ConnectTrust: Sendable {
                 state.policy = state.policy.pinned(pin)
                 state.expectation = nil
             }
-            Console.note(expectation.acceptance(of: session))
+            Console.note(byCode ? TrustPolicy.acceptanceByRoomCode(serviceName: instance.name, of: session) : expectation.acceptance(of: session))
         } catch {
             // Not pinned, but held: every later attempt of this session expects this key.
             state.withLock { state in

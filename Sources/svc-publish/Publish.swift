@@ -27,7 +27,13 @@ struct SvcPublish {
         } catch {
             throw ToolFailure(.osError, error.message)
         }
-        let identity = try loadIdentity(options.identity)
+        let identityPath = try identityFile(options.identity)
+        let identity = try loadIdentity(identityPath)
+        // An open room without a code lists nobody: its members file is not even read.
+        let members = options.admission == .open && options.roomCode == nil ? nil : try MembersDirectory(besideIdentity: identityPath)
+        if options.admission == .known, let members, members.count == 0 {
+            Console.note("--admit known: '\(members.path)' lists nobody, so nobody can join; add lines 'SHA256:<key> <name>'")
+        }
         let fileLimit = ResourceLimits.raiseOpenFileLimit()
         if fileLimit < UInt64(options.maximumMembers) + 64 {
             Console.note("only \(fileLimit) open files are allowed, fewer than --max-clients \(options.maximumMembers) needs; raise 'ulimit -n'")
@@ -48,6 +54,13 @@ struct SvcPublish {
             ("domain", .string(options.domain.name)), ("port", .integer(Int(listener.port))),
             ("key", .string(identity.fingerprint.full)),
         ] + (options.interface.map { [("interface", .string($0.name))] } ?? []))
+        if let code = options.roomCode {
+            let strength = "about \((code.strengthBits * 10).rounded(.down) / 10) bits"
+            if options.roomCodeGenerated {
+                output.emit("room_code", text: "room code \(code.spokenForm) (\(strength)): read it to whoever may join",
+                            [("code", .string(code.spokenForm)), ("strength_bits", .integer(Int(code.strengthBits)))])
+            }
+        }
         FirewallWarnings.start(port: listener.port)
 
         let queue = DispatchQueue(label: "svc.publish")
@@ -61,6 +74,10 @@ struct SvcPublish {
         roomOptions.maximumMembersPerHostUnderLoad = options.maximumMembersPerHost
         roomOptions.historyLength = options.history
         roomOptions.ownKey = identity.fingerprint
+        roomOptions.roomCode = options.roomCode
+        roomOptions.admission = options.admission
+        roomOptions.members = members
+        roomOptions.guessLimits.coolDown = options.codeCoolDown
         let roomOutput = RoomOutput(output: output, queue: queue)
         let room = RoomServer(options: roomOptions, queue: queue) { event in roomOutput.print(event) }
         let scheduler = DispatchScheduler(queue: queue)
@@ -128,12 +145,21 @@ struct SvcPublish {
     }
 }
 
-/// The room's key: `--identity`, or the user's default key (made on first use, and said so).
-/// - Throws: `ToolFailure` (78) when the key file cannot be used.
-private func loadIdentity(_ path: String?) throws -> Identity {
+/// Where the room's key is: `--identity`, or the user's default key.
+/// - Throws: `ToolFailure` (78) when the default cannot be told.
+private func identityFile(_ path: String?) throws -> String {
     do throws(SecureTransportError) {
-        let file: String
-        if let path { file = path } else { file = try Identity.defaultPath() }
+        if let path { return path }
+        return try Identity.defaultPath()
+    } catch {
+        throw ToolFailure(.configuration, error.message)
+    }
+}
+
+/// The room's key at `file` (made on first use, and said so).
+/// - Throws: `ToolFailure` (78) when the key file cannot be used.
+private func loadIdentity(_ file: String) throws -> Identity {
+    do throws(SecureTransportError) {
         let identity = try Identity.loadOrCreate(at: file)
         if identity.wasCreated, let path = identity.path {
             Console.note("made a new key for this user: \(path) (\(identity.fingerprint.full)); members pin it at first contact")

@@ -2,6 +2,7 @@ import CommandLineSupport
 import DNSSD
 import DiscoveryCore
 import MessagingCore
+import RoomCodeExchange
 
 /// svc-publish's validated command line.
 struct PublishOptions: Sendable {
@@ -30,6 +31,13 @@ struct PublishOptions: Sendable {
     var identity: String?
     /// `--allow-plaintext`: also let in members that do not speak TLS.
     var allowPlaintext = false
+    /// `--room-code`: the room's code; generated (and printed) when the option has no value.
+    var roomCode: RoomCode?
+    var roomCodeGenerated = false
+    /// `--admit`: who may join; `code` when a room code is given, else `open`.
+    var admission: Admission = .open
+    /// `--code-cooldown`: how long room codes are refused once too many were wrong.
+    var codeCoolDown: Duration = .seconds(60)
 
     static let spec = CommandSpec(
         name: "svc-publish",
@@ -54,6 +62,10 @@ struct PublishOptions: Sendable {
             .init("history", value: "n", help: "Show a member who joins the last n lines said to everyone, at most \(RoomHistory.maximumLines); 0: none (default: 20). /msg lines are never kept."),
             .init("identity", value: "path", completion: .file, help: "The room's private key (default: ~/.config/svc/identity.pem, created on first use)."),
             .init("allow-plaintext", help: "Also let in members without TLS (older svc-connect); their keys are not checked."),
+            .init("room-code", value: "code", optionalValue: true,
+                  help: "New members must prove this code (svc-connect --room-code); without a value, one is\nmade and printed to read out. Keys that pass are remembered in the members file."),
+            .init("admit", value: "who", help: "Who may join: open (anyone), known (only keys in the members file),\ncode (listed keys and new ones with the room code). Default: code with\n--room-code, else open."),
+            .init("code-cooldown", value: "seconds", help: "How long room codes are refused (too-many-attempts) once \(GuessLimiter.Limits().perAddress) were tried\nfrom an address or a key, or \(GuessLimiter.Limits().overall) in the room, within a minute (default: 60)."),
             .timestamps,
             .noTimestamps,
         ],
@@ -80,6 +92,19 @@ struct PublishOptions: Sendable {
             belongs to the first key that joined with it, for the life of the room. A client
             without TLS is refused (tls-required) unless --allow-plaintext.
 
+            ROOM CODES AND MEMBERS: with --room-code, a key the room does not know must
+            prove the code before its HELLO (a password-authenticated exchange, CPace,
+            inside TLS and bound to the session and both keys: one guess per connection,
+            nothing to test offline, and a relay fails even forwarding every byte); others
+            get code-required. A made code is printed as 'room code 4829-1530-7719 (about
+            36.5 bits)': read it out. Keys that pass are added to the members file beside
+            the room's key (default ~/.config/svc/members; one 'SHA256:<key> <name>' line
+            each), so they need no code again. A wrong code is printed as 'room code failed
+            from <address> (key <short key>): <reason>'. --admit known lets in only the keys
+            in the members file, under the name listed there; others get not-admitted.
+            Members without TLS never pass a code nor a list. --inbox then takes files only
+            from admitted members.
+
             When it can read the local firewall (nftables or iptables; it needs root), it
             says on standard error if the firewall would drop incoming TCP to its port or
             mDNS (UDP 5353), naming the rule and the command that lets the traffic in. A
@@ -88,7 +113,9 @@ struct PublishOptions: Sendable {
 
             OUTPUT:
               registered "<name>" <type> <domain> port <port> key <key>
+              room code <code> (about <bits> bits)      (a made --room-code)
               joined #<n> <member> (key <short key>, safety code <code>) from <address>
+              room code failed from <address> (key <short key>): <reason>
               left #<n> <member>: <reason>
               <member>: <text>                          <member> -> <member>: <text>
               receiving "<file>" from <member> ...     stored "<file>" from <member> ...
@@ -110,6 +137,7 @@ struct PublishOptions: Sendable {
             EXAMPLES:
               svc-publish --name "Living room" --txt version=1
               svc-publish --port 4242 --conflict fail --json
+              svc-publish --name "Living room" --room-code
             """,
         files: [.identityFile],
         environment: [.configHome, .systemBus])
@@ -155,5 +183,27 @@ struct PublishOptions: Sendable {
         identity = parsed.value("identity")
         if let identity, identity.isEmpty { throw UsageError("--identity takes the path of a private key file, not an empty string") }
         allowPlaintext = parsed.flag("allow-plaintext")
+        if let text = parsed.value("room-code") {
+            do {
+                if text.isEmpty {
+                    roomCode = try RoomCode.generate()
+                    roomCodeGenerated = true
+                } else {
+                    roomCode = try RoomCode(parsing: text)
+                }
+            } catch {
+                throw UsageError("--room-code: \(error)")
+            }
+            admission = .code
+        }
+        if let text = parsed.value("admit") {
+            guard let chosen = Admission(rawValue: text) else { throw UsageError("--admit takes 'open', 'known' or 'code', not '\(text)'") }
+            admission = chosen
+        }
+        if let text = parsed.value("code-cooldown") { codeCoolDown = try parseSeconds(text, option: "code-cooldown") }
+        if admission == .code, roomCode == nil { throw UsageError("--admit code needs a room code: give --room-code (alone, to make one)") }
+        if admission == .known, roomCode != nil {
+            throw UsageError("--admit known lets in only the keys in the members file, and a room code would add keys: leave out --room-code, or use --admit code")
+        }
     }
 }

@@ -49,6 +49,9 @@ final class RoomOutput: @unchecked Sendable {
             FileOutput.printSent(result, peer: to, output)
         case .note(let text):
             Console.note(text)
+        case .roomCodeFailed(let peer, let key, let reason):
+            output.emit("room_code_failed", text: "room code failed from \(peer)\(key.map { " (key \($0.short))" } ?? ""): \(reason)",
+                        [("peer", .string(peer)), ("key", key.map { .string($0.full) } ?? .null), ("reason", .string(reason))])
         }
     }
 }

@@ -37,6 +37,21 @@ final class CommandLineParserTests: XCTestCase {
         XCTAssertFalse(result.flag("other"))
     }
 
+    func testAnOptionalValueMayBeLeftOut() throws {
+        let spec = CommandSpec(name: "tool", version: "1.0", overview: "Does things.",
+                               options: [.init("code", value: "code", optionalValue: true, help: "A code."), .init("json", help: "JSON.")])
+        func code(_ arguments: [String]) throws -> String? {
+            guard case .run(let parsed) = try ParsedCommandLine.parse(arguments, spec: spec) else { throw UsageError("expected a run") }
+            return parsed.value("code")
+        }
+        XCTAssertEqual(try code(["--code"]), "")
+        XCTAssertEqual(try code(["--code", "--json"]), "")
+        XCTAssertEqual(try code(["--code", "1234"]), "1234")
+        XCTAssertEqual(try code(["--code=12 34"]), "12 34")
+        XCTAssertNil(try code(["--json"]))
+        XCTAssertTrue(spec.usageLine.contains("[--code [<code>]]"), spec.usageLine)
+    }
+
     func testDoubleDashEndsOptions() throws {
         XCTAssertEqual(try parsed(["--", "--json"]).positionals, ["--json"])
         XCTAssertEqual(try parsed(["-"]).positionals, ["-"])
