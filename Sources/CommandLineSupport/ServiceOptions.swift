@@ -13,6 +13,7 @@ extension CommandSpec.Option {
 /// The files and environment variables the svc tools share, for their manual pages.
 extension CommandSpec.Entry {
     public static let identityFile = CommandSpec.Entry("~/.config/svc/identity.pem", help: "This side's private key (ECDSA P-256, PEM, mode 0600 in a 0700 directory), made on first use; in $XDG_CONFIG_HOME/svc/ when that is set. --identity names another.")
+    public static let membersFile = CommandSpec.Entry("~/.config/svc/members", help: "The room's members, one line '<key> [name]' per key (beside the identity key; --identity moves it too): keys that passed the room code, or that --admit known lets in, with the names kept for them.")
     public static let knownPeersFile = CommandSpec.Entry("~/.config/svc/known_peers", help: "The pinned keys, one line '<service> <key>' per name; in $XDG_CONFIG_HOME/svc/ when that is set.")
     public static let configHome = CommandSpec.Entry("XDG_CONFIG_HOME", help: "The directory of svc/ with the identity key (and known_peers); ~/.config when unset or not an absolute path.")
     public static let systemBus = CommandSpec.Entry("DBUS_SYSTEM_BUS_ADDRESS", help: "The D-Bus system bus on which avahi-daemon is reached (default: unix:path=/run/dbus/system_bus_socket).")

@@ -139,7 +139,7 @@ struct PublishOptions: Sendable {
               svc-publish --port 4242 --conflict fail --json
               svc-publish --name "Living room" --room-code
             """,
-        files: [.identityFile],
+        files: [.identityFile, .membersFile],
         environment: [.configHome, .systemBus])
 
     init(_ parsed: ParsedCommandLine) throws(UsageError) {
