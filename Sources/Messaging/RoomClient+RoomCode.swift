@@ -37,7 +37,7 @@ extension RoomClient {
             link.send(.codeConfirm(tag: ownTag))
             link.send(.hello(.init(name: options.name)))
             onEvent(.roomCodeConfirmed(session: session))
-        } catch let error as CPaceError where error.code == .confirmationFailed {
+        } catch let error as RoomCodeError where error.code == .confirmationFailed {
             codeSteps.checked(false)
             failRoomCode(ProtocolError(.wrongRoomCode,
                 "the room code did not match: check it with the room's owner (or something between us and the room relays the connection)"))

@@ -13,7 +13,7 @@ extension CPace {
         ///   - channelIdentifier: `CI`, see `CPace.channelIdentifier(initiatorKey:responderKey:)`.
         ///   - sessionID: `sid`, keying material exported from the TLS session (16 to 1024 bytes).
         ///   - associatedData: `ADa`, sent in the clear beside the share (at most 1024 bytes).
-        /// - Throws: `CPaceError` `.invalidInput` for inputs out of bounds, `.libsodium`.
+        /// - Throws: `RoomCodeError` `.invalidInput` for inputs out of bounds, `.libsodium`.
         public convenience init(code: RoomCode, channelIdentifier: [UInt8], sessionID: [UInt8], associatedData: [UInt8] = []) throws {
             try self.init(password: code.passwordBytes, channelIdentifier: channelIdentifier, sessionID: sessionID,
                           associatedData: associatedData)
@@ -37,7 +37,7 @@ extension CPace {
         /// Takes the responder's share `Yb` and data `ADb`; returns this side's tag `Ta`, to send
         /// only after `confirm(responderTag:)` succeeded.
         ///
-        /// - Throws: `CPaceError` `.invalidShareLength`, `.invalidShare` (identity or not a
+        /// - Throws: `RoomCodeError` `.invalidShareLength`, `.invalidShare` (identity or not a
         ///   canonical encoding), `.reflectedShare`, `.invalidInput` (`ADb` too long), `.misuse`.
         ///   Any of them ends the exchange.
         public func receive(responderShare: [UInt8], responderAssociatedData: [UInt8]) throws -> [UInt8] {
@@ -46,7 +46,7 @@ extension CPace {
 
         /// Checks the responder's tag `Tb` (constant time); returns the ISK when it is right.
         ///
-        /// - Throws: `CPaceError` `.confirmationFailed` (wrong code, relayed or changed
+        /// - Throws: `RoomCodeError` `.confirmationFailed` (wrong code, relayed or changed
         ///   exchange), `.invalidTagLength`, `.misuse`. Any of them ends the exchange.
         public func confirm(responderTag: [UInt8]) throws -> SessionKey {
             try exchange.confirm(peerTag: responderTag)
@@ -64,7 +64,7 @@ extension CPace {
         ///
         /// - Parameters: as for `Initiator.init(code:channelIdentifier:sessionID:associatedData:)`,
         ///   with `associatedData` this side's `ADb`.
-        /// - Throws: `CPaceError` `.invalidInput` for inputs out of bounds, `.libsodium`.
+        /// - Throws: `RoomCodeError` `.invalidInput` for inputs out of bounds, `.libsodium`.
         public convenience init(code: RoomCode, channelIdentifier: [UInt8], sessionID: [UInt8], associatedData: [UInt8] = []) throws {
             try self.init(password: code.passwordBytes, channelIdentifier: channelIdentifier, sessionID: sessionID,
                           associatedData: associatedData)

@@ -63,16 +63,16 @@ public enum CPace {
 
     static func checkLocalInputs(password: [UInt8], channelIdentifier: [UInt8], sessionID: [UInt8], associatedData: [UInt8]) throws {
         guard !password.isEmpty, password.count <= maximumInputLength else {
-            throw CPaceError(.invalidInput, "the room code is \(password.count) bytes; it must have 1 to \(maximumInputLength)")
+            throw RoomCodeError(.invalidInput, "the room code is \(password.count) bytes; it must have 1 to \(maximumInputLength)")
         }
         guard channelIdentifier.count <= maximumInputLength else {
-            throw CPaceError(.invalidInput, "the channel identifier is \(channelIdentifier.count) bytes; at most \(maximumInputLength) are accepted")
+            throw RoomCodeError(.invalidInput, "the channel identifier is \(channelIdentifier.count) bytes; at most \(maximumInputLength) are accepted")
         }
         guard sessionID.count >= minimumSessionIDLength, sessionID.count <= maximumInputLength else {
-            throw CPaceError(.invalidInput, "the session id is \(sessionID.count) bytes; it must have \(minimumSessionIDLength) to \(maximumInputLength) (export it from the TLS session: CPace.exporterLabel)")
+            throw RoomCodeError(.invalidInput, "the session id is \(sessionID.count) bytes; it must have \(minimumSessionIDLength) to \(maximumInputLength) (export it from the TLS session: CPace.exporterLabel)")
         }
         guard associatedData.count <= maximumAssociatedDataLength else {
-            throw CPaceError(.invalidInput, "the associated data is \(associatedData.count) bytes; at most \(maximumAssociatedDataLength) are accepted")
+            throw RoomCodeError(.invalidInput, "the associated data is \(associatedData.count) bytes; at most \(maximumAssociatedDataLength) are accepted")
         }
     }
 }

@@ -51,11 +51,11 @@ final class CPaceExchange {
         self.scalar = secret
         guard var generator = Ristretto255Group.calculateGenerator(password: password, channelIdentifier: channelIdentifier,
                                                                    sessionID: sessionID) else {
-            throw CPaceError(.libsodium, "libsodium could not derive the CPace generator (crypto_core_ristretto255_from_hash failed)")
+            throw RoomCodeError(.libsodium, "libsodium could not derive the CPace generator (crypto_core_ristretto255_from_hash failed)")
         }
         defer { Sodium.wipe(&generator) }
         guard let share = Ristretto255Group.scalarMult(secret, generator: generator) else {
-            throw CPaceError(.libsodium, "libsodium could not compute this party's CPace share (crypto_scalarmult_ristretto255 failed)")
+            throw RoomCodeError(.libsodium, "libsodium could not compute this party's CPace share (crypto_scalarmult_ristretto255 failed)")
         }
         self.share = share
     }
@@ -74,17 +74,17 @@ final class CPaceExchange {
 
     private func derive(peerShare: [UInt8], peerAssociatedData: [UInt8]) throws -> [UInt8] {
         guard peerAssociatedData.count <= CPace.maximumAssociatedDataLength else {
-            throw CPaceError(.invalidInput, "the \(role.peerName)'s associated data is \(peerAssociatedData.count) bytes; at most \(CPace.maximumAssociatedDataLength) are accepted")
+            throw RoomCodeError(.invalidInput, "the \(role.peerName)'s associated data is \(peerAssociatedData.count) bytes; at most \(CPace.maximumAssociatedDataLength) are accepted")
         }
         guard peerShare.count == CPace.shareLength else {
-            throw CPaceError(.invalidShareLength, "the \(role.peerName)'s CPace share is \(peerShare.count) bytes, not \(CPace.shareLength): it is not an svc peer or the message was cut or changed")
+            throw RoomCodeError(.invalidShareLength, "the \(role.peerName)'s CPace share is \(peerShare.count) bytes, not \(CPace.shareLength): it is not an svc peer or the message was cut or changed")
         }
         guard peerShare != share else {
-            throw CPaceError(.reflectedShare, "the \(role.peerName) sent back this \(role.name)'s own CPace share: someone is reflecting the exchange")
+            throw RoomCodeError(.reflectedShare, "the \(role.peerName) sent back this \(role.name)'s own CPace share: someone is reflecting the exchange")
         }
         guard var secretPoint = Ristretto255Group.scalarMultVerified(scalar, peerShare) else {
             let what = peerShare.allSatisfy({ $0 == 0 }) ? "the identity element" : "not a valid ristretto255 encoding"
-            throw CPaceError(.invalidShare, "the \(role.peerName)'s CPace share is \(what): the exchange is refused (draft-irtf-cfrg-cpace §7.2: abort when K = G.I)")
+            throw RoomCodeError(.invalidShare, "the \(role.peerName)'s CPace share is \(what): the exchange is refused (draft-irtf-cfrg-cpace §7.2: abort when K = G.I)")
         }
         scalar.wipe()
         defer { Sodium.wipe(&secretPoint) }
@@ -121,11 +121,11 @@ final class CPaceExchange {
         }
         guard peerTag.count == CPace.tagLength else {
             fail()
-            throw CPaceError(.invalidTagLength, "the \(role.peerName)'s confirmation tag is \(peerTag.count) bytes, not \(CPace.tagLength): it is not an svc peer or the message was cut or changed")
+            throw RoomCodeError(.invalidTagLength, "the \(role.peerName)'s confirmation tag is \(peerTag.count) bytes, not \(CPace.tagLength): it is not an svc peer or the message was cut or changed")
         }
         guard Sodium.constantTimeEqual(expectedPeerTag, peerTag) else {
             fail()
-            throw CPaceError(.confirmationFailed, "the \(role.peerName) did not prove knowledge of the room code: the codes differ, or the exchange was relayed or changed on the way")
+            throw RoomCodeError(.confirmationFailed, "the \(role.peerName) did not prove knowledge of the room code: the codes differ, or the exchange was relayed or changed on the way")
         }
         expectedPeerTag.wipe()
         self.expectedPeerTag = nil
@@ -134,13 +134,13 @@ final class CPaceExchange {
         return CPace.SessionKey(sessionKey)
     }
 
-    private func misuse(_ what: String) -> CPaceError {
+    private func misuse(_ what: String) -> RoomCodeError {
         let reason = switch state {
         case .failed: "the exchange already failed"
         case .finished: "the exchange already finished"
         default: what
         }
-        return CPaceError(.misuse, "CPace \(role.name) called out of order: \(reason) (start a new exchange)")
+        return RoomCodeError(.misuse, "CPace \(role.name) called out of order: \(reason) (start a new exchange)")
     }
 
     /// Wipes every secret and ends the exchange.

@@ -13,7 +13,7 @@ enum Sodium {
     /// Throws unless libsodium could be initialised.
     static func ready() throws {
         guard initialised else {
-            throw CPaceError(.libsodium, "libsodium could not be initialised (sodium_init failed): the system gave it no random source; check that /dev/urandom or getrandom(2) is available")
+            throw RoomCodeError(.libsodium, "libsodium could not be initialised (sodium_init failed): the system gave it no random source; check that /dev/urandom or getrandom(2) is available")
         }
     }
 

@@ -147,7 +147,7 @@ final class RoomServerRoomCodeTests: XCTestCase {
         let answer = try XCTUnwrap(reply(of: peer))
         _ = try exchange.receive(responderShare: answer.share, responderAssociatedData: answer.data)
         XCTAssertThrowsError(try exchange.confirm(responderTag: answer.tag)) { error in
-            XCTAssertEqual((error as? CPaceError)?.code, .confirmationFailed)
+            XCTAssertEqual((error as? RoomCodeError)?.code, .confirmationFailed)
         }
     }
 

@@ -133,11 +133,11 @@ final class CPaceDraftVectorTests: XCTestCase {
         for share in [invalid, identity] {
             let responder = try CPace.Responder(password: password, channelIdentifier: channelIdentifier, sessionID: sessionID)
             XCTAssertThrowsError(try responder.receive(initiatorShare: share, initiatorAssociatedData: initiatorData)) {
-                XCTAssertEqual(($0 as? CPaceError)?.code, .invalidShare)
+                XCTAssertEqual(($0 as? RoomCodeError)?.code, .invalidShare)
             }
             let initiator = try CPace.Initiator(password: password, channelIdentifier: channelIdentifier, sessionID: sessionID)
             XCTAssertThrowsError(try initiator.receive(responderShare: share, responderAssociatedData: responderData)) {
-                XCTAssertEqual(($0 as? CPaceError)?.code, .invalidShare)
+                XCTAssertEqual(($0 as? RoomCodeError)?.code, .invalidShare)
             }
         }
     }

@@ -27,7 +27,7 @@ final class CPaceExchangeTests: XCTestCase {
         /// Confirmed; the ISK.
         case accepted([UInt8])
         /// Stopped on this error.
-        case failed(CPaceError.Code)
+        case failed(RoomCodeError.Code)
         /// The other side stopped first and sent no tag.
         case gotNoTag
     }
@@ -65,18 +65,18 @@ final class CPaceExchangeTests: XCTestCase {
 
     private func finish(ownTag: Result<[UInt8], Error>, peerTag: Result<[UInt8], Error>,
                         _ confirm: ([UInt8]) throws -> CPace.SessionKey) -> SideOutcome {
-        if case .failure(let error) = ownTag { return .failed((error as? CPaceError)?.code ?? .libsodium) }
+        if case .failure(let error) = ownTag { return .failed((error as? RoomCodeError)?.code ?? .libsodium) }
         guard case .success(let tag) = peerTag else { return .gotNoTag }
         do {
             return .accepted(try confirm(tag).withUnsafeBytes { Array($0) })
         } catch {
-            return .failed((error as? CPaceError)?.code ?? .libsodium)
+            return .failed((error as? RoomCodeError)?.code ?? .libsodium)
         }
     }
 
     /// Both sides end without a key: each stopped on one of `codes`, or got no tag because the
     /// other side stopped (`gotNoTag` allowed only when `codes` allows a share to be refused).
-    func assertBothFail(_ outcome: Outcome, with codes: Set<CPaceError.Code> = [.confirmationFailed],
+    func assertBothFail(_ outcome: Outcome, with codes: Set<RoomCodeError.Code> = [.confirmationFailed],
                         file: StaticString = #filePath, line: UInt = #line) {
         for (side, result) in [("initiator", outcome.initiator), ("responder", outcome.responder)] {
             switch result {

@@ -14,19 +14,19 @@ final class CPaceHostileInputTests: XCTestCase {
         try CPace.Initiator(code: RoomCode(parsing: "4829-1530-7719"), channelIdentifier: channelIdentifier, sessionID: sessionID)
     }
 
-    func assertRefused(share: [UInt8], data: [UInt8] = [], as code: CPaceError.Code,
+    func assertRefused(share: [UInt8], data: [UInt8] = [], as code: RoomCodeError.Code,
                        file: StaticString = #filePath, line: UInt = #line) throws {
         let responder = try responder()
         XCTAssertThrowsError(try responder.receive(initiatorShare: share, initiatorAssociatedData: data), file: file, line: line) {
-            XCTAssertEqual(($0 as? CPaceError)?.code, code, "\($0)", file: file, line: line)
+            XCTAssertEqual(($0 as? RoomCodeError)?.code, code, "\($0)", file: file, line: line)
         }
         // The exchange is over: even a good tag is not looked at.
         XCTAssertThrowsError(try responder.confirm(initiatorTag: [UInt8](repeating: 0, count: CPace.tagLength)), file: file, line: line) {
-            XCTAssertEqual(($0 as? CPaceError)?.code, .misuse, file: file, line: line)
+            XCTAssertEqual(($0 as? RoomCodeError)?.code, .misuse, file: file, line: line)
         }
         let initiator = try initiator()
         XCTAssertThrowsError(try initiator.receive(responderShare: share, responderAssociatedData: data), file: file, line: line) {
-            XCTAssertEqual(($0 as? CPaceError)?.code, code, "\($0)", file: file, line: line)
+            XCTAssertEqual(($0 as? RoomCodeError)?.code, code, "\($0)", file: file, line: line)
         }
     }
 
@@ -64,7 +64,7 @@ final class CPaceHostileInputTests: XCTestCase {
     func testOwnShareSentBackIsRefused() throws {
         let initiator = try initiator()
         XCTAssertThrowsError(try initiator.receive(responderShare: initiator.share, responderAssociatedData: [])) {
-            XCTAssertEqual(($0 as? CPaceError)?.code, .reflectedShare)
+            XCTAssertEqual(($0 as? RoomCodeError)?.code, .reflectedShare)
         }
     }
 
@@ -72,26 +72,26 @@ final class CPaceHostileInputTests: XCTestCase {
         for tag in [[], [UInt8](repeating: 0, count: 63), [UInt8](repeating: 0, count: 65), [UInt8](repeating: 0, count: 1 << 16)] {
             let (initiator, responder) = try exchangedShares()
             XCTAssertThrowsError(try initiator.confirm(responderTag: tag)) {
-                XCTAssertEqual(($0 as? CPaceError)?.code, .invalidTagLength)
+                XCTAssertEqual(($0 as? RoomCodeError)?.code, .invalidTagLength)
             }
             XCTAssertThrowsError(try responder.confirm(initiatorTag: tag)) {
-                XCTAssertEqual(($0 as? CPaceError)?.code, .invalidTagLength)
+                XCTAssertEqual(($0 as? RoomCodeError)?.code, .invalidTagLength)
             }
         }
         let (initiator, _) = try exchangedShares()
         XCTAssertThrowsError(try initiator.confirm(responderTag: [UInt8](repeating: 0, count: CPace.tagLength))) {
-            XCTAssertEqual(($0 as? CPaceError)?.code, .confirmationFailed)
+            XCTAssertEqual(($0 as? RoomCodeError)?.code, .confirmationFailed)
         }
     }
 
     func testCallsOutOfOrderAreRefused() throws {
         let (initiator, responder) = try exchangedShares()
         XCTAssertThrowsError(try initiator.receive(responderShare: responder.share, responderAssociatedData: [])) {
-            XCTAssertEqual(($0 as? CPaceError)?.code, .misuse)
+            XCTAssertEqual(($0 as? RoomCodeError)?.code, .misuse)
         }
         let fresh = try self.initiator()
         XCTAssertThrowsError(try fresh.confirm(responderTag: [UInt8](repeating: 0, count: CPace.tagLength))) {
-            XCTAssertEqual(($0 as? CPaceError)?.code, .misuse)
+            XCTAssertEqual(($0 as? RoomCodeError)?.code, .misuse)
         }
     }
 
@@ -100,19 +100,19 @@ final class CPaceHostileInputTests: XCTestCase {
         for badSessionID in [[], [UInt8](repeating: 1, count: CPace.minimumSessionIDLength - 1),
                              [UInt8](repeating: 1, count: CPace.maximumInputLength + 1)] {
             XCTAssertThrowsError(try CPace.Initiator(code: code, channelIdentifier: [], sessionID: badSessionID)) {
-                XCTAssertEqual(($0 as? CPaceError)?.code, .invalidInput)
+                XCTAssertEqual(($0 as? RoomCodeError)?.code, .invalidInput)
             }
         }
         XCTAssertThrowsError(try CPace.Responder(password: [], channelIdentifier: [], sessionID: sessionID)) {
-            XCTAssertEqual(($0 as? CPaceError)?.code, .invalidInput)
+            XCTAssertEqual(($0 as? RoomCodeError)?.code, .invalidInput)
         }
         XCTAssertThrowsError(try CPace.Responder(code: code, channelIdentifier: [UInt8](repeating: 0, count: CPace.maximumInputLength + 1),
                                                  sessionID: sessionID)) {
-            XCTAssertEqual(($0 as? CPaceError)?.code, .invalidInput)
+            XCTAssertEqual(($0 as? RoomCodeError)?.code, .invalidInput)
         }
         XCTAssertThrowsError(try CPace.Responder(code: code, channelIdentifier: [], sessionID: sessionID,
                                                  associatedData: [UInt8](repeating: 0, count: CPace.maximumAssociatedDataLength + 1))) {
-            XCTAssertEqual(($0 as? CPaceError)?.code, .invalidInput)
+            XCTAssertEqual(($0 as? RoomCodeError)?.code, .invalidInput)
         }
     }
 
