@@ -53,23 +53,10 @@ public struct KnownPeers: Sendable {
     /// - Parameter isWhole: false when `bytes` is only the start of the file (the reader
     ///   stopped): its last, partial line is then not read either.
     public init(parsing bytes: [UInt8], isWhole: Bool = true) {
-        // A byte-order mark that an editor put before the first line is not part of it.
-        let bytes = bytes.starts(with: [0xEF, 0xBB, 0xBF]) ? Array(bytes.dropFirst(3)) : bytes
-        var pieces = bytes.split(separator: UInt8(ascii: "\n"), omittingEmptySubsequences: false)
-        if !isWhole {
-            // The piece after the last newline read is cut (or empty when the cut fell just
-            // after a newline): it is not read.
-            pieces.removeLast()
-            incompleteness = "it is longer than what svc reads of it (\(Self.maximumLines) lines of \(Self.maximumLineLength) bytes)"
-        } else if pieces.last?.isEmpty == true {
-            pieces.removeLast()
-        }
-        if pieces.count > Self.maximumLines {
-            warnings.append(Warning(lineNumber: Self.maximumLines + 1, reason: "this line and the rest were not read: svc reads \(Self.maximumLines) lines at most"))
-            incompleteness = "it has more than \(Self.maximumLines) lines"
-            pieces.removeLast(pieces.count - Self.maximumLines)
-        }
-        for (offset, piece) in pieces.enumerated() {
+        let file = ConfigFileLines(bytes, isWhole: isWhole, maximumLines: Self.maximumLines, maximumLineLength: Self.maximumLineLength)
+        incompleteness = file.incompleteness
+        if let linesNotRead = file.linesNotRead { warnings.append(linesNotRead) }
+        for (offset, piece) in file.pieces.enumerated() {
             let number = offset + 1
             guard piece.count <= Self.maximumLineLength else {
                 warnings.append(Warning(lineNumber: number, reason: "skipped: longer than \(Self.maximumLineLength) bytes"))

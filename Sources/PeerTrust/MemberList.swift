@@ -41,19 +41,10 @@ public struct MemberList: Sendable {
     /// - Parameter isWhole: false when `bytes` is only the start of the file: its last,
     ///   partial line is then not read either.
     public init(parsing bytes: [UInt8], isWhole: Bool = true) {
-        let bytes = bytes.starts(with: [0xEF, 0xBB, 0xBF]) ? Array(bytes.dropFirst(3)) : bytes
-        var pieces = bytes.split(separator: UInt8(ascii: "\n"), omittingEmptySubsequences: false)
-        if !isWhole {
-            pieces.removeLast()
-            incompleteness = "it is longer than svc reads"
-        } else if pieces.last?.isEmpty == true {
-            pieces.removeLast()
-        }
-        if pieces.count > Self.maximumLines {
-            pieces = Array(pieces.prefix(Self.maximumLines))
-            incompleteness = "it has more than \(Self.maximumLines) lines"
-        }
-        for (offset, piece) in pieces.enumerated() {
+        let file = ConfigFileLines(bytes, isWhole: isWhole, maximumLines: Self.maximumLines, maximumLineLength: Self.maximumLineLength)
+        incompleteness = file.incompleteness
+        if let linesNotRead = file.linesNotRead { warnings.append(linesNotRead) }
+        for (offset, piece) in file.pieces.enumerated() {
             lines.append(Array(piece))
             guard piece.count <= Self.maximumLineLength else {
                 warnings.append(.init(lineNumber: offset + 1, reason: "longer than \(Self.maximumLineLength) bytes; skipped"))

@@ -38,7 +38,11 @@ final class MemberListTests: XCTestCase {
         var full = MemberList(parsing: Array(String(repeating: "#\n", count: MemberList.maximumLines).utf8))
         XCTAssertFalse(full.add(keyA, name: "alice"))
         let long = MemberList(parsing: Array(String(repeating: "#\n", count: MemberList.maximumLines + 1).utf8))
-        XCTAssertNotNil(long.incompleteness)
+        XCTAssertEqual(long.incompleteness, "it has more than \(MemberList.maximumLines) lines")
+        XCTAssertEqual(long.warnings.map(\.lineNumber), [MemberList.maximumLines + 1], "the lines not read are named, as known_peers does")
+        let cut = MemberList(parsing: Array("\u{FEFF}\(keyA.full) alice\n\(keyB.full) bo".utf8), isWhole: false)
+        XCTAssertEqual(cut.count, 1, "a byte-order mark is dropped and a cut last line is not read")
+        XCTAssertNotNil(cut.incompleteness)
     }
 
     func testTheFileIsBesideTheIdentityAndRewrittenAtomically() throws {
