@@ -37,6 +37,7 @@ extension RoomClient {
             link.send(.codeConfirm(tag: ownTag))
             link.send(.hello(.init(name: options.name)))
             onEvent(.roomCodeConfirmed(session: session))
+            onEvent(.serverHello(name: serverName))
         } catch let error as RoomCodeError where error.code == .confirmationFailed {
             codeSteps.checked(false)
             failRoomCode(ProtocolError(.wrongRoomCode,

@@ -75,6 +75,8 @@ public final class RoomClient: @unchecked Sendable {
 
     public enum Event: Sendable {
         case connected(to: SocketEndpoint, among: [SocketEndpoint])
+        /// The room's HELLO, with the name it gives itself. With a room code, only after the
+        /// room proved the code (just after `roomCodeConfirmed`).
         case serverHello(name: String)
         /// The room proved it knows our room code, in this TLS session with this key
         /// (`session.peerKey`): it is the room the code came from, no trust on first use needed.
@@ -202,7 +204,7 @@ public final class RoomClient: @unchecked Sendable {
     private let session = UInt64.random(in: 1...UInt64.max)
     private var serverAcknowledges = false
     /// The server's name and whether it relays files between members (its HELLO).
-    private var serverName = ""
+    private(set) var serverName = ""
     private var serverRelaysFiles = false
     /// Files waiting to be offered: to a member (through the server) or to the server (nil).
     private var pendingFiles: [(to: String?, path: String)] = []
@@ -458,6 +460,9 @@ public final class RoomClient: @unchecked Sendable {
         case .start: startRoomCode()
         case .finish(let share, let tag, let data): return finishRoomCode(share: share, tag: tag, associatedData: data)
         case .refuse(let error): return failRoomCode(error)
+        case .refusedBeforeProof(let error):
+            initiator = nil
+            return failJoin(error)
         case .ignore: return
         case .other: break
         }
@@ -472,7 +477,9 @@ public final class RoomClient: @unchecked Sendable {
             serverAcknowledges = hello.capabilities.contains(.acknowledgedText)
             serverRelaysFiles = hello.capabilities.contains(.relayedFiles)
             serverName = hello.name
-            onEvent(.serverHello(name: hello.name))
+            // With a room code, the name is shown only once the room proved the code
+            // (`finishRoomCode`): an impostor's HELLO reaches no one.
+            if options.roomCode == nil { onEvent(.serverHello(name: hello.name)) }
         case .welcome(let name):
             guard !joined, serverHelloSeen else { return } // once a connection, after HELLO
             joined = true

@@ -2,7 +2,8 @@
 /// `RoomCodeResponderSteps` for the publisher's): the member starts it when the publisher's
 /// HELLO arrives, checks the publisher's tag, then confirms and says HELLO. A publisher that
 /// welcomes the member without the exchange, sends a frame of it out of order, or sends
-/// anything but HELLO, CODE_REPLY, ERROR and GOODBYE before it proved the code, is refused.
+/// anything but HELLO, CODE_REPLY, ERROR and GOODBYE before it proved the code, is refused; its
+/// ERROR before the proof ends the join as a refusal by a room not proved (never as a wrong code).
 public struct RoomCodeInitiatorSteps: Sendable, Hashable {
     public enum State: Sendable, Hashable {
         /// No code given: the exchange is not used (a `CODE_REPLY` is out of order).
@@ -29,6 +30,11 @@ public struct RoomCodeInitiatorSteps: Sendable, Hashable {
         case other(Message)
         /// Refuse with this error (it ends the connection).
         case refuse(ProtocolError)
+        /// The room sent ERROR before it proved the code: end the join with this error and send
+        /// nothing back. Its code is `.codeExchange` whatever code the room claimed (but
+        /// `.tooManyAttempts`, kept so that the member tries later): a room that has not proved
+        /// the code cannot tell us our code is wrong (only our own check of its tag can).
+        case refusedBeforeProof(ProtocolError)
         /// Nothing to do.
         case ignore
     }
@@ -56,8 +62,17 @@ public struct RoomCodeInitiatorSteps: Sendable, Hashable {
             return refuse("CODE_REPLY came without a CODE_START")
         case (.waitingForHello, .welcome), (.awaitingReply, .welcome):
             return refuse("the room welcomed us without checking the room code")
-        case (.waitingForHello, .error), (.waitingForHello, .goodbye), (.awaitingReply, .error), (.awaitingReply, .goodbye),
-             (.awaitingReply, .hello):
+        case (.waitingForHello, .error(let code, let text)), (.awaitingReply, .error(let code, let text)):
+            state = .failed
+            let refusal = "the room, which has not proved the room code, refused"
+            // The room's guessing limit answers CODE_START, always before any proof: believing
+            // it costs nothing (an impostor can make us wait anyway) and keeps "try again later".
+            if code == ProtocolError.Code.tooManyAttempts.rawValue {
+                return .refusedBeforeProof(ProtocolError(.tooManyAttempts, "\(refusal): \(text)"))
+            }
+            let claimed = ProtocolError.Code(rawValue: code)?.name ?? "error \(code)"
+            return .refusedBeforeProof(ProtocolError(.codeExchange, "\(refusal): \(claimed): \(text)"))
+        case (.waitingForHello, .goodbye), (.awaitingReply, .goodbye), (.awaitingReply, .hello):
             return .other(message)
         case (.waitingForHello, _), (.awaitingReply, _):
             // A room that has not proved the code is nobody we talk to: no text, files or pings.

@@ -64,6 +64,8 @@ struct SvcConnect {
             let through = options.interface.map { " through \($0.name) (--interface): an address reached over another interface does not answer, and" } ?? ""
             throw ToolFailure(.temporaryFailure, "'\(options.name)' is published, but its host does not answer\(through): it may have left the network without saying so (\(error)); try again later")
         } catch let error as ProtocolError where error.code == .wrongRoomCode {
+            // Only our own check of the room's tag, or a room that proved the code, says so: an
+            // ERROR from a room that has not proved it arrives as a code-exchange error (76).
             throw ToolFailure(.wrongRoomCode, "'\(options.name)' and we do not share the room code: \(error.message)")
         } catch let error as ProtocolError where error.code == .codeRequired || error.code == .notAdmitted {
             throw ToolFailure(.notAdmitted, "'\(options.name)' did not let us in: \(error)")
@@ -71,6 +73,9 @@ struct SvcConnect {
             throw ToolFailure(.temporaryFailure, "'\(options.name)' refused the room code for now: \(error); try again later")
         } catch let error as ProtocolError where error.code == .handshakeTimeout {
             throw ToolFailure(.temporaryFailure, "'\(options.name)' did not let us in: \(error); try again later")
+        } catch let error as ProtocolError where error.code == .codeExchange {
+            // The message says who refused whom: the room (not proved) or we.
+            throw ToolFailure(.protocolError, "'\(options.name)': \(error.message)")
         } catch let error as ProtocolError {
             throw ToolFailure(.protocolError, "'\(options.name)' refused us: \(error)")
         }

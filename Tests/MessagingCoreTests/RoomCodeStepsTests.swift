@@ -151,6 +151,30 @@ final class RoomCodeStepsTests: XCTestCase {
         guard case .refuse = twice.receive(reply) else { return XCTFail("a second REPLY") }
     }
 
+    func testAnErrorBeforeTheProofIsARefusalByARoomNotProvedNeverAWrongCode() {
+        let wrongCode = Message.error(code: ProtocolError.Code.wrongRoomCode.rawValue, message: "nope")
+        for before in [[], [Message.hello(hello)]] {
+            var steps = RoomCodeInitiatorSteps(usesCode: true)
+            for earlier in before { _ = steps.receive(earlier) }
+            XCTAssertEqual(steps.receive(wrongCode),
+                           .refusedBeforeProof(ProtocolError(.codeExchange, "the room, which has not proved the room code, refused: wrong-room-code: nope")))
+            XCTAssertEqual(steps.state, .failed)
+            XCTAssertEqual(steps.receive(.codeReply(share: share, tag: tag, associatedData: [])), .ignore, "nothing counts after it")
+        }
+        var limited = RoomCodeInitiatorSteps(usesCode: true)
+        _ = limited.receive(.hello(hello))
+        XCTAssertEqual(limited.receive(.error(code: ProtocolError.Code.tooManyAttempts.rawValue, message: "try again in 60 s")),
+                       .refusedBeforeProof(ProtocolError(.tooManyAttempts, "the room, which has not proved the room code, refused: try again in 60 s")),
+                       "the guessing limit keeps its code, so that the member tries later")
+        var proved = RoomCodeInitiatorSteps(usesCode: true)
+        _ = proved.receive(.hello(hello))
+        _ = proved.receive(.codeReply(share: share, tag: tag, associatedData: []))
+        proved.checked(true)
+        XCTAssertEqual(proved.receive(wrongCode), .other(wrongCode), "a room that proved the code is believed")
+        var plain = RoomCodeInitiatorSteps(usesCode: false)
+        XCTAssertEqual(plain.receive(wrongCode), .other(wrongCode), "without a code, an ERROR is ordinary")
+    }
+
     func testWithoutACodeEverythingButTheExchangeIsOrdinary() {
         var steps = RoomCodeInitiatorSteps(usesCode: false)
         XCTAssertEqual(steps.receive(.hello(hello)), .other(.hello(hello)))

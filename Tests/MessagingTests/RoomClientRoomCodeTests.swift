@@ -78,11 +78,12 @@ final class RoomClientRoomCodeTests: XCTestCase {
         let order = events.withLock { $0.compactMap { event -> String? in
             switch event {
             case .roomCodeConfirmed(let session): session.peerKey == roomKey ? "confirmed" : "wrong key"
+            case .serverHello(let name): "hello from \(name)"
             case .joined: "joined"
             default: nil
             }
         } }
-        XCTAssertEqual(order, ["confirmed", "joined"])
+        XCTAssertEqual(order, ["confirmed", "hello from room", "joined"], "the room's name is shown only once it proved the code")
         XCTAssertEqual(serverFailures, 0)
     }
 
@@ -122,6 +123,30 @@ final class RoomClientRoomCodeTests: XCTestCase {
         }
         XCTAssertEqual(protocolCode(result), .codeExchange)
         XCTAssertFalse(events.withLock { $0.contains { if case .joined = $0 { true } else { false } } })
+    }
+
+    /// A room that has not proved the code says our code is wrong (a security review's
+    /// finding): that is no wrong code (only our own check of its tag says so), and its
+    /// HELLO's name is never shown.
+    func testAnErrorFromARoomNotProvedIsItsRefusalAndItsNameIsNotShown() async throws {
+        for (code, expected) in [(ProtocolError.Code.wrongRoomCode, ProtocolError.Code.codeExchange), (.notAdmitted, .codeExchange),
+                                 (.tooManyAttempts, .tooManyAttempts)] {
+            events.withLock { $0.removeAll() }
+            let raw = Locked<RawPeer?>(nil)
+            let client = makeClient(code: self.code, server: nil, rawServer: raw)
+            var refused = false
+            let result = await join(client) {
+                guard !refused, let server = raw.withLock({ $0 }) else { return }
+                refused = true
+                server.send(.hello(.init(name: "impostor")))
+                server.send(.error(code: code.rawValue, message: "says no"))
+            }
+            XCTAssertEqual(protocolCode(result), expected, code.name)
+            guard case .failure(let error) = result else { continue }
+            XCTAssertTrue("\(error)".contains("the room, which has not proved the room code, refused: "), "\(error)")
+            XCTAssertTrue("\(error)".hasSuffix("says no"), "\(error)")
+            XCTAssertFalse(events.withLock { $0.contains { if case .serverHello = $0 { true } else { false } } }, code.name)
+        }
     }
 
     func testAPlaintextLinkCannotCarryACode() async throws {
