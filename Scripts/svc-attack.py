@@ -20,7 +20,9 @@ as a secure room must, 1 when it did not (the probes), or runs until stopped (re
       file "evil.txt" (FILE_OFFER, FILE_CHUNK, FILE_END) and a PING. Prints {"event":
       "listening", "port", "key"}, then for each connection {"event": "rogue-closed", "client",
       "first", "after", "closed"}: the types of the member's first frame and of every frame it
-      sent afterwards, and whether it closed within --timeout. Runs until stopped.
+      sent afterwards, and whether it closed within --timeout. Runs until stopped. With
+      --refuse-with ERROR (e.g. wrong-room-code) it sends only that ERROR after the member's
+      first frame, as if the member's code were wrong.
   tls12 HOST PORT
       A TLS 1.2-only client with ALPN p2pm/2 and a certificate: {"refused": true, "error"} when
       the server refused the handshake (exit 0), {"refused": false, "version"} otherwise (exit 1).
@@ -296,13 +298,18 @@ def rogue_one(options, identity, raw, address):
     try:
         stream.send(p2pm.hello("room", 63), options.timeout)  # no member keys: PRESENCE is names only
         first = stream.next(options.timeout)
-        data = b"evil\n"
-        out = p2pm.frame("text", p2pm.string("room") + p2pm.string("") + "hi from the impostor".encode())
-        out += p2pm.frame("presence", struct.pack(">BH", 0, 2) + p2pm.string("room") + p2pm.string("mallory"))
-        out += p2pm.frame("file-offer", struct.pack(">IQ", 7, len(data)) + hashlib.sha256(data).digest() + p2pm.string("evil.txt"))
-        out += p2pm.frame("file-chunk", struct.pack(">I", 7) + data)
-        out += p2pm.frame("file-end", struct.pack(">I", 7))
-        out += p2pm.frame("ping", struct.pack(">Q", 42))
+        if options.refuse_with:
+            # Instead of CODE_REPLY, an ERROR that a room which has not proved the code cannot back.
+            code = {name: code for code, name in p2pm.ERRORS.items()}[options.refuse_with]
+            out = p2pm.frame("error", struct.pack(">H", code) + b"the impostor says your code is wrong")
+        else:
+            data = b"evil\n"
+            out = p2pm.frame("text", p2pm.string("room") + p2pm.string("") + "hi from the impostor".encode())
+            out += p2pm.frame("presence", struct.pack(">BH", 0, 2) + p2pm.string("room") + p2pm.string("mallory"))
+            out += p2pm.frame("file-offer", struct.pack(">IQ", 7, len(data)) + hashlib.sha256(data).digest() + p2pm.string("evil.txt"))
+            out += p2pm.frame("file-chunk", struct.pack(">I", 7) + data)
+            out += p2pm.frame("file-end", struct.pack(">I", 7))
+            out += p2pm.frame("ping", struct.pack(">Q", 42))
         stream.send(out, options.timeout)
         deadline = time.monotonic() + options.timeout
         while time.monotonic() < deadline:
@@ -346,6 +353,8 @@ def parse(arguments):
     command.add_argument("--identity-dir", metavar="DIR", help="the relay's key (default: a new one)")
     command = commands.add_parser("rogue-room", help="an impostor room that skips the room-code exchange")
     command.add_argument("listen_port", type=int)
+    command.add_argument("--refuse-with", choices=sorted(p2pm.ERRORS.values()), metavar="ERROR",
+                         help="send ERROR with this code (e.g. wrong-room-code) instead of CODE_REPLY, and nothing else")
     for name, summary in (("tls12", "a TLS 1.2-only client"), ("no-alpn", "TLS 1.3 without ALPN"),
                           ("no-cert", "TLS 1.3 without a client certificate"),
                           ("plain-hello", "a plaintext version 1 HELLO"),

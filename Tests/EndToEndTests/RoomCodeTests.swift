@@ -271,6 +271,32 @@ final class RoomCodeLANTests: SecureRoomTestCase {
         XCTAssertEqual(closed["closed"] as? Bool, true, rogue.transcript)
     }
 
+    /// An impostor room that does not know the code answers CODE_START with ERROR
+    /// wrong-room-code: that is its refusal (76), not a wrong code (79, which only our own check
+    /// of the room's tag decides), its HELLO's name is never shown, and nothing is pinned.
+    func testAnImpostorRoomSayingTheCodeIsWrongIsOnlyItsRefusal() throws {
+        let rogue = try attack(["--timeout", "5", "rogue-room", "0", "--refuse-with", "wrong-room-code"])
+        let listening = try XCTUnwrap(rogue.waitForEvent { $0["event"] as? String == "listening" }, rogue.transcript)
+        let port = try XCTUnwrap(listening["port"] as? Int, rogue.transcript)
+        let key = try XCTUnwrap(listening["key"] as? String, rogue.transcript)
+        let name = TestLAN.uniqueName("impostor says no")
+        let spoof = try TestLAN.command(on: "c", ["avahi-publish", "-s", name, "_p2pipp._tcp", String(port), "key=\(key)"])
+        defer { stop(spoof, rogue) }
+        XCTAssertNotNil(waitForStderr(spoof, timeout: 20) { $0.hasPrefix("Established") }, spoof.transcript)
+
+        let victim = try message(name, as: "victim", ["--room-code", "4829-1530-7719"])
+        XCTAssertEqual(victim.status, 76, victim.transcript)
+        XCTAssertTrue(said(victim, "the room, which has not proved the room code, refused: wrong-room-code: the impostor says your code is wrong"),
+                      victim.transcript)
+        XCTAssertFalse(said(victim, "do not share the room code"), victim.transcript)
+        XCTAssertFalse(victim.transcript.contains("hello from"), victim.transcript)
+        XCTAssertEqual(try pins(of: "victim"), [], "the impostor's key is not pinned")
+        let closed = try XCTUnwrap(rogue.waitForEvent { $0["event"] as? String == "rogue-closed" }, rogue.transcript)
+        XCTAssertEqual(closed["first"] as? Int, 7, "the member's first frame is CODE_START: " + rogue.transcript)
+        XCTAssertEqual(closed["after"] as? [Int], [], "the member answers nothing: " + rogue.transcript)
+        XCTAssertEqual(closed["closed"] as? Bool, true, rogue.transcript)
+    }
+
     /// Issue 13 point 6: the Python peer, written from docs/PROTOCOL.md, proves the code too.
     func testThePythonPeerPassesTheRoomCodeAndAWrongCodeFailsOnBothSides() throws {
         let name = TestLAN.uniqueName("python code")
