@@ -96,7 +96,7 @@ extension FileTransfers {
             ?? link.connection.peer?.addressWithScope ?? "an unknown address"
         let key = PartialKey(digest: offer.digest, size: offer.size,
                              sender: from == nil ? address : address + " relayed from host " + String(host, radix: 16), member: from,
-                             host: link.connection.peer?.address.hostKey)
+                             host: link.connection.peer?.hostKey)
         // The same content already stored from the same sender, unchanged: answered as stored,
         // under its name.
         if let name = inbox.existing(key, size: offer.size) {

@@ -17,7 +17,7 @@
 public struct PartialKey: Hashable, Sendable {
     /// The file name inside `.partial` (ASCII letters, digits and `-` only).
     public let name: String
-    /// The sender's host as limits count it (`IPAddress.hostKey`); not part of the name.
+    /// The sender's host as limits count it (`SocketEndpoint.hostKey`); not part of the name.
     public let host: String
 
     /// - Parameters:

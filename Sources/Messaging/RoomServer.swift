@@ -117,7 +117,7 @@ public final class RoomServer: @unchecked Sendable {
     /// Probes (a GOODBYE instead of HELLO: `svc-browse --verify`) are not reported one by one;
     /// more than 20 in 10 s get a line with the count, so a flood of them is still seen.
     private let probes: LimitedReports
-    /// Connections that have not said HELLO yet, per host (see `IPAddress.hostKey`).
+    /// Connections that have not said HELLO yet, per host (see `SocketEndpoint.hostKey`).
     private var pendingByHost: [String: Int] = [:]
     private var pendingCount = 0
     /// Connections counted as pending, oldest first, by id (some may have left since:
@@ -229,7 +229,7 @@ public final class RoomServer: @unchecked Sendable {
     public func accept(_ stream: any ByteStream) {
         let link = PeerLink(stream, scheduler: scheduler, handshakeTimeout: options.handshakeTimeout,
                             heartbeatInterval: options.heartbeatInterval)
-        let host = stream.peer?.address.hostKey ?? "unknown"
+        let host = stream.peer?.hostKey ?? "unknown"
         let address = stream.peer.map { $0.address.unmappedIPv4?.description ?? $0.addressWithScope } ?? "unknown"
         let member = Member(id: nextID, link: link, peer: stream.peer?.description ?? "an unknown address", host: host, address: address,
                             roomCode: options.roomCode)

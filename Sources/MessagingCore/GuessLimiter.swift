@@ -1,35 +1,48 @@
 /// Bounds online guessing of a room code: every room-code exchange a room starts is one guess
 /// (CPace gives nothing to test offline), counted against the connection's host (an IPv4
-/// address, an IPv6 /64: the caller passes `IPAddress.hostKey`), its key and the room as a
-/// whole; a key the room already lists counts against its own key only (it needs no code to
-/// join, so its reconnects never depend on what others did). A counter that reaches its limit within `window` refuses further
-/// exchanges with `too-many-attempts` for `coolDown`, then starts again from zero. A guess
-/// that proves the right code is given back. Pure: the caller passes the time (a manual
-/// clock in tests).
+/// address, an IPv6 /64, all link-local addresses of one interface: the caller passes
+/// `SocketEndpoint.hostKey`), its key and the room as a whole; a key the room already lists
+/// counts against its own key only (it needs no code to join, so its reconnects never depend
+/// on what others did). A try that is refused still counts against its host, so a host gets at
+/// most `perAddress` tries a window, refused or not. A counter that reaches its limit within
+/// `window` refuses with `too-many-attempts` for `coolDown` (the room's for up to
+/// `coolDownJitter` longer than its refusal says), then starts again from zero. Once the room's
+/// guesses are spent, hosts and keys that have not guessed within the window get the reserve,
+/// one guess at a time at a steady rate. A guess that proves the right code is given back.
+/// Pure: the caller passes the time (a manual clock in tests) and the randomness.
 ///
 /// Every table is bounded: at most `trackedAddresses` addresses and `trackedKeys` keys (more
 /// new ones are refused as if the room's cap were reached, after entries that no longer
 /// count are let go), and each counter keeps at most its limit of instants.
 public struct GuessLimiter: Sendable {
     public struct Limits: Sendable, Hashable {
-        /// Guesses from one host (an IPv4 address, an IPv6 /64) within `window`.
+        /// Tries (guesses and refused tries) from one host within `window`.
         public var perAddress = 5
         /// Guesses by one key within `window`.
         public var perKey = 5
         /// Guesses in the whole room within `window`.
         public var overall = 20
-        /// Guesses within `window` kept for hosts and keys with no guess still counted against
-        /// them, once `overall` is spent: one host that spends the room's guesses cannot keep a
-        /// fresh member out (many clean hosts can; README, Limits).
+        /// Guesses within `window` kept for hosts and keys that have not guessed within it, once
+        /// `overall` is spent, handed out one at a time every `window / reservedForClean`: one
+        /// host that spends the room's guesses cannot keep a fresh member out (many hosts can
+        /// make it wait; README, Limits).
         public var reservedForClean = 5
         public var window: Duration = .seconds(60)
-        /// How long a counter that reached its limit refuses.
+        /// How long a counter that reached its limit refuses (what the refusal says).
         public var coolDown: Duration = .seconds(60)
+        /// The room's cool-down ends at a random instant up to this much after `coolDown`, so
+        /// that nobody can be first in line by timing the refusal.
+        public var coolDownJitter: Duration = .seconds(20)
         /// Addresses and keys followed at most.
         public var trackedAddresses = 4096
         public var trackedKeys = 4096
 
         public init() {}
+
+        /// Time between two guesses of the reserve.
+        var reserveInterval: Duration? {
+            reservedForClean > 0 ? window / reservedForClean : nil
+        }
     }
 
     /// A guess under way, to give back with `succeeded(_:)` when it proved the code.
@@ -39,7 +52,7 @@ public struct GuessLimiter: Sendable {
         let at: ContinuousClock.Instant
         /// Counted against the address and the room too (not a listed key's).
         let countsForRoom: Bool
-        /// Counted against the reserve for clean hosts (the room's guesses were spent).
+        /// Taken from the reserve (the room's guesses were spent).
         var fromReserve = false
     }
 
@@ -49,53 +62,12 @@ public struct GuessLimiter: Sendable {
         case refused(ProtocolError)
     }
 
-    /// Recent guesses of one address, one key or the room, and its cool-down.
-    struct Counter: Sendable, Hashable {
-        var times: [ContinuousClock.Instant] = []
-        var blockedUntil: ContinuousClock.Instant?
-        /// The guess that reached the limit (a success gives its block back too).
-        var blockedBy: ContinuousClock.Instant?
-
-        /// Lets go of what no longer counts at `now`: an expired cool-down (and the guesses it
-        /// paid for), guesses older than `window`.
-        mutating func forget(before now: ContinuousClock.Instant, window: Duration) {
-            if let until = blockedUntil, until <= now {
-                self = Counter()
-            }
-            if blockedUntil == nil { times.removeAll { now - $0 >= window } }
-        }
-
-        var isIdle: Bool { times.isEmpty && blockedUntil == nil }
-
-        func refusal(at now: ContinuousClock.Instant) -> Duration? {
-            blockedUntil.map { $0 - now }.flatMap { $0 > .zero ? $0 : nil }
-        }
-
-        /// Counts a guess; reaching `limit` starts the cool-down.
-        mutating func count(_ now: ContinuousClock.Instant, limit: Int, coolDown: Duration) {
-            times.append(now)
-            if times.count >= limit {
-                blockedUntil = now + coolDown
-                blockedBy = now
-            }
-        }
-
-        /// Gives back the guess made at `instant`.
-        mutating func giveBack(_ instant: ContinuousClock.Instant) {
-            if let index = times.firstIndex(of: instant) { times.remove(at: index) }
-            if blockedBy == instant {
-                blockedUntil = nil
-                blockedBy = nil
-            }
-        }
-    }
-
     public let limits: Limits
     private var addresses: [String: Counter] = [:]
     private var keys: [String: Counter] = [:]
     private var room = Counter()
-    /// Guesses taken from `reservedForClean` while the room's are spent.
-    private var reserve = Counter()
+    /// When the reserve has its next guess to give (a token bucket holding one); nil: now.
+    private var reserveNextAt: ContinuousClock.Instant?
 
     public init(limits: Limits = Limits()) {
         self.limits = limits
@@ -104,54 +76,51 @@ public struct GuessLimiter: Sendable {
     /// Addresses and keys followed now (for tests: the tables stay bounded).
     public var trackedCount: (addresses: Int, keys: Int) { (addresses.count, keys.count) }
 
-    /// Whether a guess from `address` by `key` may start at `now`; when allowed, it is counted.
-    /// - Parameter listed: the room lists `key` already: only its own key's counter applies.
-    public mutating func begin(address: String, key: String, listed: Bool = false, at now: ContinuousClock.Instant) -> Decision {
+    /// Whether a guess from `address` by `key` may start at `now`; when allowed, it is counted,
+    /// and when refused, it is counted against `address` all the same.
+    /// - Parameters:
+    ///   - listed: the room lists `key` already: only its own key's counter applies.
+    ///   - random: a value in 0..<1, drawn when the room's cool-down starts (its jitter).
+    public mutating func begin(address: String, key: String, listed: Bool = false, at now: ContinuousClock.Instant,
+                               random: () -> Double = { Double.random(in: 0..<1) }) -> Decision {
         let limits = limits
         room.forget(before: now, window: limits.window)
         addresses[address]?.forget(before: now, window: limits.window)
         keys[key]?.forget(before: now, window: limits.window)
-        if listed {
-            if let wait = keys[key]?.refusal(at: now) {
-                return .refused(refusal("too many wrong room codes came from this key", wait))
-            }
-            guard Self.makeRoom(for: key, in: &keys, capacity: limits.trackedKeys, now: now, window: limits.window) else {
-                return .refused(refusal("too many addresses and keys are trying room codes at once", limits.coolDown))
-            }
-            keys[key, default: Counter()].count(now, limit: limits.perKey, coolDown: limits.coolDown)
-            return .allowed(Attempt(address: address, key: key, at: now, countsForRoom: false))
-        }
-        reserve.forget(before: now, window: limits.window)
-        // A host and key with nothing counted against them may use the reserve while the room's guesses are spent.
-        let isClean = addresses[address]?.isIdle ?? true && keys[key]?.isIdle ?? true
-        let fromReserve = room.refusal(at: now) != nil
-        if let wait = room.refusal(at: now), !isClean || reserve.refusal(at: now) != nil {
-            return .refused(refusal("too many wrong room codes were tried in this room in the last minute", max(wait, reserve.refusal(at: now) ?? .zero)))
-        }
+        if listed { return beginListed(address: address, key: key, at: now) }
         if let wait = addresses[address]?.refusal(at: now) {
-            return .refused(refusal("too many wrong room codes came from \(address)", wait))
+            return .refused(refusal("too many room codes were tried from \(address)", wait))
         }
         if let wait = keys[key]?.refusal(at: now) {
-            return .refused(refusal("too many wrong room codes came from this key", wait))
+            return refuse(address, at: now, refusal("too many wrong room codes came from this key", wait))
+        }
+        var fromReserve = false
+        if let wait = room.refusal(at: now) {
+            let hasNotGuessed = addresses[address]?.hasNotGuessed ?? true && keys[key]?.hasNotGuessed ?? true
+            guard hasNotGuessed, limits.reserveInterval != nil, reserveNextAt.map({ $0 <= now }) ?? true else {
+                return refuse(address, at: now, refusal("too many wrong room codes were tried in this room in the last minute", wait))
+            }
+            fromReserve = true
         }
         guard Self.makeRoom(for: address, in: &addresses, capacity: limits.trackedAddresses, now: now, window: limits.window),
               Self.makeRoom(for: key, in: &keys, capacity: limits.trackedKeys, now: now, window: limits.window) else {
             return .refused(refusal("too many addresses and keys are trying room codes at once", limits.coolDown))
         }
-        if fromReserve {
-            reserve.count(now, limit: limits.reservedForClean, coolDown: limits.coolDown)
+        if fromReserve, let interval = limits.reserveInterval {
+            reserveNextAt = now + interval
         } else {
-            room.count(now, limit: limits.overall, coolDown: limits.coolDown)
+            room.count(now, guess: true, limit: limits.overall, coolDown: limits.coolDown,
+                       extra: limits.coolDownJitter * min(max(random(), 0), 1))
         }
-        addresses[address, default: Counter()].count(now, limit: limits.perAddress, coolDown: limits.coolDown)
-        keys[key, default: Counter()].count(now, limit: limits.perKey, coolDown: limits.coolDown)
+        addresses[address, default: Counter()].count(now, guess: true, limit: limits.perAddress, coolDown: limits.coolDown)
+        keys[key, default: Counter()].count(now, guess: true, limit: limits.perKey, coolDown: limits.coolDown)
         return .allowed(Attempt(address: address, key: key, at: now, countsForRoom: true, fromReserve: fromReserve))
     }
 
     /// The guess proved the code: it is given back (and a cool-down it started is lifted).
     public mutating func succeeded(_ attempt: Attempt) {
         if attempt.fromReserve {
-            reserve.giveBack(attempt.at)
+            if let interval = limits.reserveInterval, reserveNextAt == attempt.at + interval { reserveNextAt = nil }
             addresses[attempt.address]?.giveBack(attempt.at)
         } else if attempt.countsForRoom {
             room.giveBack(attempt.at)
@@ -160,6 +129,26 @@ public struct GuessLimiter: Sendable {
         keys[attempt.key]?.giveBack(attempt.at)
         if addresses[attempt.address]?.isIdle == true { addresses[attempt.address] = nil }
         if keys[attempt.key]?.isIdle == true { keys[attempt.key] = nil }
+    }
+
+    /// A key the room lists: its own counter only.
+    private mutating func beginListed(address: String, key: String, at now: ContinuousClock.Instant) -> Decision {
+        if let wait = keys[key]?.refusal(at: now) {
+            return .refused(refusal("too many wrong room codes came from this key", wait))
+        }
+        guard Self.makeRoom(for: key, in: &keys, capacity: limits.trackedKeys, now: now, window: limits.window) else {
+            return .refused(refusal("too many addresses and keys are trying room codes at once", limits.coolDown))
+        }
+        keys[key, default: Counter()].count(now, guess: true, limit: limits.perKey, coolDown: limits.coolDown)
+        return .allowed(Attempt(address: address, key: key, at: now, countsForRoom: false))
+    }
+
+    /// Refuses with `error`, counting the try against `address` (when its table has room).
+    private mutating func refuse(_ address: String, at now: ContinuousClock.Instant, _ error: ProtocolError) -> Decision {
+        if Self.makeRoom(for: address, in: &addresses, capacity: limits.trackedAddresses, now: now, window: limits.window) {
+            addresses[address, default: Counter()].count(now, guess: false, limit: limits.perAddress, coolDown: limits.coolDown)
+        }
+        return .refused(error)
     }
 
     /// Whether `name` has or can get an entry: when the table is full, entries that no longer

@@ -49,15 +49,6 @@ public struct IPAddress: Sendable, Hashable, CustomStringConvertible {
         return nil
     }
 
-    /// What one host is counted as when limiting connections: the IPv4 address, or the /64 of
-    /// a routable IPv6 address (a host picks addresses inside its /64 at will, e.g. privacy
-    /// addresses). A link-local address counts alone: every host of a link is in fe80::/64.
-    public var hostKey: String {
-        if let v4 = unmappedIPv4 { return v4.description }
-        guard family == .ipv6, !isLinkLocal else { return description }
-        return (IPAddress(bytes: Array(bytes[..<8]) + Array(repeating: 0, count: 8)) ?? self).description + "/64"
-    }
-
     public var description: String {
         if family == .ipv4 { return bytes.map(String.init).joined(separator: ".") }
         if let v4 = unmappedIPv4 { return "::ffff:\(v4)" }
@@ -100,6 +91,19 @@ public struct SocketEndpoint: Sendable, Hashable, CustomStringConvertible {
         guard address.family == .ipv6 else { return "\(address):\(port)" }
         let scope = scopeID == 0 ? "" : "%" + (scopeName ?? String(scopeID))
         return "[\(address)\(scope)]:\(port)"
+    }
+
+    /// What one host is counted as when limiting connections: the IPv4 address, or the /64 of
+    /// a routable IPv6 address (a host picks addresses inside its /64 at will, e.g. privacy
+    /// addresses). Link-local addresses say nothing about which host sent them (any host takes
+    /// as many as it likes, and every host of a link is in fe80::/64), so all of them count as
+    /// one host: IPv6 link-local per interface (`fe80::/10%veth0`), IPv4 link-local as
+    /// `169.254.0.0/16` (an IPv4 socket does not say which interface a peer came in on).
+    public var hostKey: String {
+        let v4 = address.unmappedIPv4 ?? (address.family == .ipv4 ? address : nil)
+        if let v4 { return v4.isLinkLocal ? "169.254.0.0/16" : v4.description }
+        if address.isLinkLocal { return "fe80::/10%" + (scopeName ?? String(scopeID)) }
+        return (IPAddress(bytes: Array(address.bytes[..<8]) + Array(repeating: 0, count: 8)) ?? address).description + "/64"
     }
 
     /// The address alone, with its scope: `fe80::1%veth0` or `10.77.0.1`.

@@ -78,6 +78,7 @@ struct SvcPublish {
         roomOptions.admission = options.admission
         roomOptions.members = members
         roomOptions.guessLimits.coolDown = options.codeCoolDown
+        roomOptions.guessLimits.coolDownJitter = options.codeCoolDown / 3
         let roomOutput = RoomOutput(output: output, queue: queue)
         let room = RoomServer(options: roomOptions, queue: queue) { event in roomOutput.print(event) }
         let scheduler = DispatchScheduler(queue: queue)

@@ -55,13 +55,31 @@ final class IPAddressTests: XCTestCase {
     }
 
     func testHostsAreCountedByIPv4AddressOrIPv6Slash64() {
-        XCTAssertEqual(IPAddress(bytes: [10, 77, 0, 2])!.hostKey, "10.77.0.2")
-        XCTAssertEqual(IPAddress(bytes: Array(repeating: 0, count: 10) + [0xFF, 0xFF, 10, 77, 0, 2])!.hostKey, "10.77.0.2")
-        let one = IPAddress(bytes: [0x20, 0x01, 0x0D, 0xB8, 0, 0, 0, 7, 1, 2, 3, 4, 5, 6, 7, 8])!
-        let other = IPAddress(bytes: [0x20, 0x01, 0x0D, 0xB8, 0, 0, 0, 7, 9, 9, 9, 9, 9, 9, 9, 9])!
-        XCTAssertEqual(one.hostKey, "2001:db8:0:7::/64")
-        XCTAssertEqual(one.hostKey, other.hostKey)
-        let linkLocal = IPAddress(bytes: [0xFE, 0x80, 0, 0, 0, 0, 0, 0, 1, 2, 3, 4, 5, 6, 7, 8])!
-        XCTAssertEqual(linkLocal.hostKey, "fe80::102:304:506:708", "every host of a link is in fe80::/64")
+        func host(_ bytes: [UInt8], scope: UInt32 = 0, name: String? = nil) -> String {
+            SocketEndpoint(address: IPAddress(bytes: bytes)!, port: 7000, scopeID: scope, scopeName: name).hostKey
+        }
+        XCTAssertEqual(host([10, 77, 0, 2]), "10.77.0.2")
+        XCTAssertEqual(host(Array(repeating: 0, count: 10) + [0xFF, 0xFF, 10, 77, 0, 2]), "10.77.0.2")
+        XCTAssertEqual(host([0x20, 0x01, 0x0D, 0xB8, 0, 0, 0, 7, 1, 2, 3, 4, 5, 6, 7, 8]), "2001:db8:0:7::/64")
+        XCTAssertEqual(host([0x20, 0x01, 0x0D, 0xB8, 0, 0, 0, 7, 9, 9, 9, 9, 9, 9, 9, 9]), "2001:db8:0:7::/64")
+        XCTAssertEqual(host([0x20, 0x01, 0x0D, 0xB8, 0, 0, 0, 8, 1, 2, 3, 4, 5, 6, 7, 8]), "2001:db8:0:8::/64")
+    }
+
+    /// Issue 13 review: one machine took 120 fe80:: aliases and was counted as 120 hosts.
+    func testLinkLocalAddressesOfOneInterfaceAreOneHost() {
+        func host(_ bytes: [UInt8], scope: UInt32 = 0, name: String? = nil) -> String {
+            SocketEndpoint(address: IPAddress(bytes: bytes)!, port: 7000, scopeID: scope, scopeName: name).hostKey
+        }
+        let one = host([0xFE, 0x80, 0, 0, 0, 0, 0, 0, 1, 2, 3, 4, 5, 6, 7, 8], scope: 3, name: "veth0")
+        XCTAssertEqual(one, "fe80::/10%veth0")
+        XCTAssertEqual(host([0xFE, 0x80, 0, 0, 0, 0, 0, 0, 0x0B, 0xAD, 0, 0, 0, 0, 0, 0x77], scope: 3, name: "veth0"), one)
+        XCTAssertEqual(host([0xFE, 0xBF, 9, 9, 9, 9, 9, 9, 1, 2, 3, 4, 5, 6, 7, 8], scope: 3, name: "veth0"), one, "all of fe80::/10")
+        XCTAssertEqual(host([0xFE, 0x80, 0, 0, 0, 0, 0, 0, 1, 2, 3, 4, 5, 6, 7, 8], scope: 4, name: "veth1"), "fe80::/10%veth1",
+                       "another interface is another link")
+        XCTAssertEqual(host([0xFE, 0x80, 0, 0, 0, 0, 0, 0, 1, 2, 3, 4, 5, 6, 7, 8], scope: 4), "fe80::/10%4", "no name: the index")
+        XCTAssertEqual(host([169, 254, 1, 2]), "169.254.0.0/16")
+        XCTAssertEqual(host([169, 254, 200, 9]), "169.254.0.0/16")
+        XCTAssertEqual(host(Array(repeating: 0, count: 10) + [0xFF, 0xFF, 169, 254, 3, 3]), "169.254.0.0/16", "IPv4-mapped")
+        XCTAssertEqual(host([169, 253, 1, 2]), "169.253.1.2")
     }
 }

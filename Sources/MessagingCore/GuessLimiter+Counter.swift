@@ -1,0 +1,63 @@
+extension GuessLimiter {
+    /// Recent attempts of one address, one key or the room, and its cool-down.
+    struct Counter: Sendable, Hashable {
+        /// Attempts within the window (guesses, and for an address also refused tries); at
+        /// most the counter's limit of them, since reaching it starts the cool-down.
+        var times: [ContinuousClock.Instant] = []
+        /// Those of `times` that were let through as guesses (a refused try is not a guess).
+        var guesses: [ContinuousClock.Instant] = []
+        var blockedUntil: ContinuousClock.Instant?
+        /// When the refusal says the cool-down ends (`blockedUntil` may be later: jitter).
+        var announcedUntil: ContinuousClock.Instant?
+        /// The guess that reached the limit (a success gives its block back too).
+        var blockedBy: ContinuousClock.Instant?
+
+        /// Lets go of what no longer counts at `now`: an expired cool-down (and the attempts it
+        /// paid for), attempts older than `window`.
+        mutating func forget(before now: ContinuousClock.Instant, window: Duration) {
+            if let until = blockedUntil, until <= now {
+                self = Counter()
+            }
+            if blockedUntil == nil {
+                times.removeAll { now - $0 >= window }
+                guesses.removeAll { now - $0 >= window }
+            }
+        }
+
+        var isIdle: Bool { times.isEmpty && blockedUntil == nil }
+
+        /// No guess was let through within the window and no cool-down runs (refused tries
+        /// alone leave a host clean: a member told to wait keeps its claim on the reserve).
+        var hasNotGuessed: Bool { guesses.isEmpty && blockedUntil == nil }
+
+        /// How long the refusal says to wait, or nil when not cooling down at `now`.
+        func refusal(at now: ContinuousClock.Instant) -> Duration? {
+            guard let until = blockedUntil, until > now else { return nil }
+            return max((announcedUntil ?? until) - now, .zero)
+        }
+
+        /// Counts an attempt; reaching `limit` starts the cool-down, which ends `extra` after
+        /// the `coolDown` the refusal announces.
+        mutating func count(_ now: ContinuousClock.Instant, guess: Bool, limit: Int, coolDown: Duration, extra: Duration = .zero) {
+            guard blockedUntil == nil else { return }
+            times.append(now)
+            if guess { guesses.append(now) }
+            if times.count >= limit {
+                blockedUntil = now + coolDown + extra
+                announcedUntil = now + coolDown
+                blockedBy = now
+            }
+        }
+
+        /// Gives back the guess made at `instant`.
+        mutating func giveBack(_ instant: ContinuousClock.Instant) {
+            if let index = times.firstIndex(of: instant) { times.remove(at: index) }
+            if let index = guesses.firstIndex(of: instant) { guesses.remove(at: index) }
+            if blockedBy == instant {
+                blockedUntil = nil
+                announcedUntil = nil
+                blockedBy = nil
+            }
+        }
+    }
+}
