@@ -68,6 +68,13 @@ public struct IPAddress: Sendable, Hashable, CustomStringConvertible {
     }
 }
 
+extension String {
+    /// This string with `"0"`s in front up to `width` characters.
+    fileprivate func leftPadded(to width: Int) -> String {
+        String(repeating: "0", count: max(0, width - count)) + self
+    }
+}
+
 /// An address and port to connect to or accept from; IPv6 link-local addresses carry the
 /// interface they belong to (their scope).
 public struct SocketEndpoint: Sendable, Hashable, CustomStringConvertible {
@@ -77,12 +84,21 @@ public struct SocketEndpoint: Sendable, Hashable, CustomStringConvertible {
     public let scopeID: UInt32
     /// The interface name printed after `%`, when known.
     public let scopeName: String?
+    /// For a link-local peer that connected to us: its hardware address as the kernel's
+    /// neighbour table had it (what tells machines on one link apart); nil otherwise.
+    public let linkLayerAddress: [UInt8]?
 
-    public init(address: IPAddress, port: UInt16, scopeID: UInt32 = 0, scopeName: String? = nil) {
+    public init(address: IPAddress, port: UInt16, scopeID: UInt32 = 0, scopeName: String? = nil, linkLayerAddress: [UInt8]? = nil) {
         self.address = address
         self.port = port
         self.scopeID = scopeID
         self.scopeName = scopeName
+        self.linkLayerAddress = linkLayerAddress
+    }
+
+    /// The same endpoint with `linkLayerAddress`.
+    public func with(linkLayerAddress: [UInt8]?) -> SocketEndpoint {
+        SocketEndpoint(address: address, port: port, scopeID: scopeID, scopeName: scopeName, linkLayerAddress: linkLayerAddress)
     }
 
     /// `10.77.0.1:4242`, `[fe80::1%veth0]:4242`; IPv4-mapped addresses print as IPv4.
@@ -95,14 +111,17 @@ public struct SocketEndpoint: Sendable, Hashable, CustomStringConvertible {
 
     /// What one host is counted as when limiting connections: the IPv4 address, or the /64 of
     /// a routable IPv6 address (a host picks addresses inside its /64 at will, e.g. privacy
-    /// addresses). Link-local addresses say nothing about which host sent them (any host takes
-    /// as many as it likes, and every host of a link is in fe80::/64), so all of them count as
-    /// one host: IPv6 link-local per interface (`fe80::/10%veth0`), IPv4 link-local as
-    /// `169.254.0.0/16` (an IPv4 socket does not say which interface a peer came in on).
+    /// addresses). A link-local address says nothing about which machine sent it (any machine
+    /// takes as many as it likes, and every machine of a link is in fe80::/64), so link-local
+    /// peers count by the hardware address the neighbour table gave for them, per interface
+    /// (`fe80::/10%veth0 02:77:00:00:00:03`; IPv4 link-local as `169.254.0.0/16 …`: an IPv4
+    /// socket does not say which interface a peer came in on); without one, all link-local
+    /// peers of the interface are one host.
     public var hostKey: String {
+        let hardware = linkLayerAddress.map { " " + $0.map { String($0, radix: 16).leftPadded(to: 2) }.joined(separator: ":") } ?? ""
         let v4 = address.unmappedIPv4 ?? (address.family == .ipv4 ? address : nil)
-        if let v4 { return v4.isLinkLocal ? "169.254.0.0/16" : v4.description }
-        if address.isLinkLocal { return "fe80::/10%" + (scopeName ?? String(scopeID)) }
+        if let v4 { return v4.isLinkLocal ? "169.254.0.0/16" + hardware : v4.description }
+        if address.isLinkLocal { return "fe80::/10%" + (scopeName ?? String(scopeID)) + hardware }
         return (IPAddress(bytes: Array(address.bytes[..<8]) + Array(repeating: 0, count: 8)) ?? address).description + "/64"
     }
 
