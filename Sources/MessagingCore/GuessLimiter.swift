@@ -1,6 +1,6 @@
 /// Bounds online guessing of a room code: every room-code exchange a room starts is one guess
 /// (CPace gives nothing to test offline), counted against the connection's host (an IPv4
-/// address, an IPv6 /64, all link-local addresses of one interface: the caller passes
+/// address, an IPv6 /64, a link-local peer by its hardware address: the caller passes
 /// `SocketEndpoint.hostKey`), its key and the room as a whole; a key the room already lists
 /// counts against its own key only (it needs no code to join, so its reconnects never depend
 /// on what others did). A try that is refused still counts against its host, so a host gets at
@@ -8,7 +8,7 @@
 /// `window` refuses with `too-many-attempts` for `coolDown` (the room's for up to
 /// `coolDownJitter` longer than its refusal says), then starts again from zero. Once the room's
 /// guesses are spent, hosts and keys that have not guessed within the window get the reserve,
-/// one guess at a time at a steady rate. A guess that proves the right code is given back.
+/// one guess at a time at a steady rate (each next one up to half an interval later, at random). A guess that proves the right code is given back.
 /// Pure: the caller passes the time (a manual clock in tests) and the randomness.
 ///
 /// Every table is bounded: at most `trackedAddresses` addresses and `trackedKeys` keys (more
@@ -23,7 +23,8 @@ public struct GuessLimiter: Sendable {
         /// Guesses in the whole room within `window`.
         public var overall = 20
         /// Guesses within `window` kept for hosts and keys that have not guessed within it, once
-        /// `overall` is spent, handed out one at a time every `window / reservedForClean`: one
+        /// `overall` is spent, handed out one at a time, the next one `window / reservedForClean`
+        /// to half as much again later (at random) after the last was taken: one
         /// host that spends the room's guesses cannot keep a fresh member out (many hosts can
         /// make it wait; README, Limits).
         public var reservedForClean = 5
@@ -80,7 +81,9 @@ public struct GuessLimiter: Sendable {
     /// and when refused, it is counted against `address` all the same.
     /// - Parameters:
     ///   - listed: the room lists `key` already: only its own key's counter applies.
-    ///   - random: a value in 0..<1, drawn when the room's cool-down starts (its jitter).
+    ///   - random: a value in 0...1, drawn for each guess let through: when it starts the room's
+    ///     cool-down, how much of `coolDownJitter` is added; when it takes the reserve's, how
+    ///     much later (up to half an interval) the next one comes.
     public mutating func begin(address: String, key: String, listed: Bool = false, at now: ContinuousClock.Instant,
                                random: () -> Double = { Double.random(in: 0..<1) }) -> Decision {
         let limits = limits
@@ -106,11 +109,12 @@ public struct GuessLimiter: Sendable {
               Self.makeRoom(for: key, in: &keys, capacity: limits.trackedKeys, now: now, window: limits.window) else {
             return .refused(refusal("too many addresses and keys are trying room codes at once", limits.coolDown))
         }
+        let draw = min(max(random(), 0), 1)
         if fromReserve, let interval = limits.reserveInterval {
-            reserveNextAt = now + interval
+            // Up to half an interval later, at random: the next one cannot be timed either.
+            reserveNextAt = now + interval + interval * (draw / 2)
         } else {
-            room.count(now, guess: true, limit: limits.overall, coolDown: limits.coolDown,
-                       extra: limits.coolDownJitter * min(max(random(), 0), 1))
+            room.count(now, guess: true, limit: limits.overall, coolDown: limits.coolDown, extra: limits.coolDownJitter * draw)
         }
         addresses[address, default: Counter()].count(now, guess: true, limit: limits.perAddress, coolDown: limits.coolDown)
         keys[key, default: Counter()].count(now, guess: true, limit: limits.perKey, coolDown: limits.coolDown)
@@ -120,7 +124,7 @@ public struct GuessLimiter: Sendable {
     /// The guess proved the code: it is given back (and a cool-down it started is lifted).
     public mutating func succeeded(_ attempt: Attempt) {
         if attempt.fromReserve {
-            if let interval = limits.reserveInterval, reserveNextAt == attempt.at + interval { reserveNextAt = nil }
+            if let next = reserveNextAt, let interval = limits.reserveInterval, next - attempt.at <= interval * 1.5 { reserveNextAt = nil }
             addresses[attempt.address]?.giveBack(attempt.at)
         } else if attempt.countsForRoom {
             room.giveBack(attempt.at)

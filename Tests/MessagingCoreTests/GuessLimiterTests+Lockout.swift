@@ -39,6 +39,17 @@ extension GuessLimiterTests {
         XCTAssertEqual(allowed, [0, 12, 24, 36, 48], "one guess every 60 s / 5, never five at once")
     }
 
+    func testTheReservesNextGuessComesUpToHalfAnIntervalLaterAtRandom() {
+        spendTheRoom()
+        jitter = 1
+        var allowed: [Int] = []
+        for second in 0..<60 {
+            if isAllowed(begin("10.8.\(second).1", "fresh\(second)")) { allowed.append(second) }
+            now += .seconds(1)
+        }
+        XCTAssertEqual(allowed, [0, 18, 36, 54])
+    }
+
     func testAHostThatGuessedDoesNotGetTheReserve() {
         XCTAssertTrue(isAllowed(begin("10.9.0.1", "early")))
         spendTheRoom(guesses: 19)
