@@ -22,7 +22,10 @@ Exit status: 0 everything asked for happened; 1 something did not (a refused or 
 ERROR that closed the connection, a wait that timed out); 64 usage; 69 the connection or the TLS
 handshake failed (the server refused us or is not TLS 1.3 with p2pm/2); 77 the server presented a
 key other than the one expected; nothing was sent; 78 the identity key cannot be used; 79 the room
-code did not match (wrong code, or a relay in between).
+code did not match (wrong code, or a relay in between). Before the room proved the code (a valid
+CODE_REPLY), an ERROR from it is only its refusal, whatever code it claims (it cannot know that
+our code is wrong): 75 for too-many-attempts (try later), 76 for any other; and nothing it sends
+is shown as its own until then (only the types of its frames, {"unproved": true}).
 """
 import hashlib
 import json
@@ -41,6 +44,8 @@ import p2pm_roomcode  # noqa: E402
 from p2pm import Fatal  # noqa: E402
 
 EXIT_WRONG_ROOM_CODE = 79
+EXIT_TRY_LATER = 75  # too-many-attempts, as svc-connect
+EXIT_CODE_REFUSED = 76  # an ERROR from a room that has not proved the room code
 
 CAPABILITIES = 1 | 2 | 4 | 16  # rooms, files, resuming files (we always accept at 0), files between members
 CHUNK = 64 * 1024
@@ -50,6 +55,11 @@ MAX_INCOMING_AT_ONCE = 4  # files arriving at once; more offers are refused
 
 def emit(event, **fields):
     print(json.dumps({"event": event, **fields}), flush=True)
+
+
+def printable(text):
+    """`text` with every character a terminal could act on written as \\uXXXX."""
+    return "".join(ch if ch.isprintable() else f"\\u{ord(ch):04x}" for ch in text)
 
 
 def inbox_name(offered):
@@ -116,6 +126,7 @@ class Peer:
         self.replies = {}  # our file id -> the latest FILE_ACCEPT / FILE_RESULT fields
         self.failed = False
         self.code_reply = None  # the payload of CODE_REPLY
+        self.code_proved = False  # the room's tag in CODE_REPLY checked out
 
     # Sending ---------------------------------------------------------------------------------
     def send(self, data):
@@ -139,7 +150,10 @@ class Peer:
             return True
         if flags:
             fields["flags"] = flags
-        if fields["frame"] != "file-chunk":
+        if self.options.room_code and not self.code_proved:
+            # A room that has not proved the code may be anyone: nothing it says is shown as its own.
+            emit("received", frame=fields["frame"], unproved=True)
+        elif fields["frame"] != "file-chunk":
             emit("received", **fields)
         self.handle(fields, payload)
         return True
@@ -163,6 +177,10 @@ class Peer:
         elif name == "text":
             self.texts += 1
         elif name == "error":
+            if self.options.room_code and not self.code_proved:
+                raise Fatal(EXIT_TRY_LATER if fields["code"] == 17 else EXIT_CODE_REFUSED,
+                            f"the room, which has not proved the room code, refused: {fields['name']}: "
+                            f"{printable(fields['message'])}")
             if self.welcomed is None or fields["code"] in (3, 6, 7, 8, 10, 11, 13, 14):
                 self.fatal_error = fields
         elif name in ("file-accept", "file-result"):
@@ -262,6 +280,7 @@ class Peer:
             self.send(p2pm.frame("error", struct.pack(">H", code) + str(error).encode("utf-8")))
             emit("room-code", passed=False, reason=str(error))
             raise Fatal(EXIT_WRONG_ROOM_CODE if error.wrong else p2pm.EXIT_FAILURE, str(error))
+        self.code_proved = True
         self.send(p2pm.frame("code-confirm", tag))
         emit("room-code", passed=True)
 

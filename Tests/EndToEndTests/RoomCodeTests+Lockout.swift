@@ -37,6 +37,6 @@ extension RoomCodeLANTests {
         XCTAssertNotNil(attacker.waitForExit(timeout: 60), attacker.transcript)
         let totals = try XCTUnwrap(attacker.jsonEvents.last, attacker.transcript)
         XCTAssertLessThanOrEqual(totals["answered"] as? Int ?? 99, 5, "within its minute the machine had 5 guesses: " + attacker.transcript)
-        XCTAssertGreaterThan(totals["refused"] as? Int ?? 0, 25, attacker.transcript)
+        XCTAssertGreaterThanOrEqual(totals["refused"] as? Int ?? 0, 25, "the rest of its first burst was refused: " + attacker.transcript)
     }
 }
