@@ -67,6 +67,29 @@ final class IdentityTests: XCTestCase {
         XCTAssertEqual(identity.fingerprint, PublicKeyFingerprint(bytes: digest))
     }
 
+    /// svc writes PKCS#8 ("BEGIN PRIVATE KEY") and reads it with a decoder made for that form;
+    /// a P-256 key in another form OpenSSL reads ("BEGIN EC PRIVATE KEY", as `openssl ec`
+    /// writes it) still loads, through OpenSSL's general reader.
+    func testAP256KeyWrittenByTheOpenSSLToolInItsOwnFormLoadsToTheSameKey() throws {
+        let directory = try TemporaryDirectory()
+        let path = directory.path + "/identity.pem"
+        let original = try Identity.loadOrCreate(at: path)
+        let traditional = directory.path + "/traditional.pem"
+        let tool = Process()
+        tool.executableURL = URL(fileURLWithPath: "/usr/bin/openssl")
+        tool.arguments = ["ec", "-in", path, "-out", traditional]
+        tool.standardError = FileHandle.nullDevice
+        try tool.run()
+        tool.waitUntilExit()
+        XCTAssertEqual(tool.terminationStatus, 0)
+        XCTAssertEqual(chmod(traditional, 0o600), 0)
+        let text = try String(contentsOfFile: traditional, encoding: .utf8)
+        XCTAssertTrue(text.hasPrefix("-----BEGIN EC PRIVATE KEY-----"), text)
+        let reloaded = try Identity.loadOrCreate(at: traditional)
+        XCTAssertFalse(reloaded.wasCreated)
+        XCTAssertEqual(reloaded.fingerprint, original.fingerprint)
+    }
+
     func testIdentitiesLoadedFromOneFileRecogniseEachOther() throws {
         let directory = try TemporaryDirectory()
         let path = directory.path + "/identity.pem"
