@@ -153,7 +153,15 @@ public final class Identity: @unchecked Sendable {
 
     /// Puts a P-256 key's public point into `certificate`'s SubjectPublicKeyInfo
     /// (id-ecPublicKey, prime256v1). Returns false when OpenSSL cannot.
+    ///
+    /// A key whose file asks for another point form than uncompressed (svc's) goes through
+    /// `X509_set_pubkey`, which writes the point in that form: the fingerprint stays what it was.
     private static func setPublicKey(of certificate: OpaquePointer, to key: OpaquePointer) -> Bool {
+        var form = [CChar](repeating: 0, count: 16)
+        var formLength = 0
+        guard EVP_PKEY_get_utf8_string_param(key, "point-format", &form, form.count, &formLength) == 1,
+              String(decoding: form.prefix(min(formLength, form.count - 1)).map { UInt8(bitPattern: $0) }, as: UTF8.self) == "uncompressed"
+        else { return X509_set_pubkey(certificate, key) == 1 }
         // An uncompressed P-256 point is 65 bytes.
         var point = [UInt8](repeating: 0, count: 65)
         var length = 0
