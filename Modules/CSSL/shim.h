@@ -9,6 +9,7 @@
 #include <openssl/rand.h>
 #include <openssl/x509.h>
 #include <openssl/x509_vfy.h>
+#include <openssl/decoder.h>
 
 static inline int cssl_ctx_set_min_proto_version(SSL_CTX *ctx, int version) {
     return (int)SSL_CTX_set_min_proto_version(ctx, version);
@@ -54,3 +55,18 @@ static const uint64_t CSSL_OP_NO_TICKET = SSL_OP_NO_TICKET;
 static const uint64_t CSSL_OP_NO_RENEGOTIATION = SSL_OP_NO_RENEGOTIATION;
 static const long CSSL_MODE_RELEASE_BUFFERS = SSL_MODE_RELEASE_BUFFERS;
 static const int CSSL_MBSTRING_ASC = MBSTRING_ASC;
+
+// An EC private key in PKCS#8 PEM ("BEGIN PRIVATE KEY", the form svc writes), decoded by a
+// decoder made for that form alone (OpenSSL's general PEM reader first sets up decoders for
+// every kind and form of key); NULL when the bytes hold something else.
+static inline EVP_PKEY *cssl_decode_ec_private_key_pem(const unsigned char *bytes, size_t length) {
+    EVP_PKEY *key = NULL;
+    OSSL_DECODER_CTX *decoder = OSSL_DECODER_CTX_new_for_pkey(&key, "PEM", "PrivateKeyInfo", "EC", EVP_PKEY_KEYPAIR, NULL, NULL);
+    if (decoder == NULL) return NULL;
+    if (OSSL_DECODER_from_data(decoder, &bytes, &length) != 1) {
+        EVP_PKEY_free(key);
+        key = NULL;
+    }
+    OSSL_DECODER_CTX_free(decoder);
+    return key;
+}

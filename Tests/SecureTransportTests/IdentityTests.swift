@@ -67,6 +67,61 @@ final class IdentityTests: XCTestCase {
         XCTAssertEqual(identity.fingerprint, PublicKeyFingerprint(bytes: digest))
     }
 
+    /// svc writes PKCS#8 ("BEGIN PRIVATE KEY") and reads it with a decoder made for that form;
+    /// a P-256 key in another form OpenSSL reads ("BEGIN EC PRIVATE KEY", as `openssl ec`
+    /// writes it) still loads, through OpenSSL's general reader.
+    func testAP256KeyWrittenByTheOpenSSLToolInItsOwnFormLoadsToTheSameKey() throws {
+        let directory = try TemporaryDirectory()
+        let path = directory.path + "/identity.pem"
+        let original = try Identity.loadOrCreate(at: path)
+        let traditional = directory.path + "/traditional.pem"
+        let tool = Process()
+        tool.executableURL = URL(fileURLWithPath: "/usr/bin/openssl")
+        tool.arguments = ["ec", "-in", path, "-out", traditional]
+        tool.standardError = FileHandle.nullDevice
+        try tool.run()
+        tool.waitUntilExit()
+        XCTAssertEqual(tool.terminationStatus, 0)
+        XCTAssertEqual(chmod(traditional, 0o600), 0)
+        let text = try String(contentsOfFile: traditional, encoding: .utf8)
+        XCTAssertTrue(text.hasPrefix("-----BEGIN EC PRIVATE KEY-----"), text)
+        let reloaded = try Identity.loadOrCreate(at: traditional)
+        XCTAssertFalse(reloaded.wasCreated)
+        XCTAssertEqual(reloaded.fingerprint, original.fingerprint)
+    }
+
+    /// A P-256 key whose file asks for compressed points still makes a certificate whose
+    /// public key is the one OpenSSL itself writes for that file.
+    func testAKeyWithCompressedPointsGetsTheSubjectPublicKeyInfoOpenSSLWrites() throws {
+        let directory = try TemporaryDirectory()
+        let path = directory.path + "/identity.pem"
+        _ = try Identity.loadOrCreate(at: path)
+        let compressed = directory.path + "/compressed.pem"
+        func openssl(_ arguments: [String]) throws -> [UInt8] {
+            let tool = Process()
+            tool.executableURL = URL(fileURLWithPath: "/usr/bin/openssl")
+            tool.arguments = arguments
+            let output = Pipe()
+            tool.standardOutput = output
+            tool.standardError = FileHandle.nullDevice
+            try tool.run()
+            let bytes = output.fileHandleForReading.readDataToEndOfFile()
+            tool.waitUntilExit()
+            XCTAssertEqual(tool.terminationStatus, 0, "\(arguments)")
+            return Array(bytes)
+        }
+        _ = try openssl(["pkey", "-in", path, "-ec_conv_form", "compressed", "-out", compressed])
+        XCTAssertEqual(chmod(compressed, 0o600), 0)
+        let spki = try openssl(["pkey", "-in", compressed, "-pubout", "-outform", "DER"])
+        XCTAssertEqual(spki.count, 59, "a compressed P-256 SubjectPublicKeyInfo")
+        var digest = [UInt8](repeating: 0, count: 32)
+        var length: UInt32 = 0
+        XCTAssertEqual(spki.withUnsafeBytes { EVP_Digest($0.baseAddress, $0.count, &digest, &length, EVP_sha256(), nil) }, 1)
+        let identity = try Identity.loadOrCreate(at: compressed)
+        try identity.prepareForConnecting()
+        XCTAssertEqual(identity.fingerprint, PublicKeyFingerprint(bytes: digest))
+    }
+
     func testIdentitiesLoadedFromOneFileRecogniseEachOther() throws {
         let directory = try TemporaryDirectory()
         let path = directory.path + "/identity.pem"
