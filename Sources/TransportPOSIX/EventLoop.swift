@@ -1,3 +1,4 @@
+import Dispatch
 import Glibc
 import Synchronization
 import TransportCore
@@ -99,13 +100,36 @@ public final class EventLoop: Scheduler, @unchecked Sendable {
     /// Runs `work` on the loop, after what it is doing now (never inside this call). Work
     /// handed over after `shutdown()` has begun is dropped.
     public func execute(_ work: @escaping () -> Void) {
-        let work = LoopWork(work)
+        enqueue(LoopWork(work))
+    }
+
+    /// Runs `body` on the loop and waits for its result, blocking the calling thread: for
+    /// threads that may block (one reading standard input), never for the loop itself or a
+    /// Swift concurrency task (use `submit`), and only while the loop runs (before `shutdown()`).
+    public func runAndWait<Result: Sendable>(_ body: @escaping () -> Result) -> Result {
+        precondition(!inEventLoop, "EventLoop.runAndWait called on the loop \(name) itself; call body directly")
+        let done = DispatchSemaphore(value: 0)
+        let result = Mutex<Result?>(nil)
+        let accepted = enqueue(LoopWork {
+            result.withLock { $0 = body() }
+            done.signal()
+        })
+        precondition(accepted, "EventLoop.runAndWait called after the loop \(name) was shut down")
+        done.wait()
+        guard let value = result.withLock({ $0 }) else { preconditionFailure("the loop \(name) stopped before running the work it took") }
+        return value
+    }
+
+    /// Hands `work` to the loop; false when the loop has stopped (the work is dropped).
+    @discardableResult
+    private func enqueue(_ work: LoopWork) -> Bool {
         let fromOutside = !inEventLoop
-        shared.withLock { shared in
+        return shared.withLock { shared in
             // While stopping, the loop still runs what its own closing hands over.
-            guard shared.state != .stopped else { return }
+            guard shared.state != .stopped else { return false }
             shared.tasks.append(work)
             wakeIfAsleep(&shared, fromOutside: fromOutside)
+            return true
         }
     }
 
