@@ -153,8 +153,9 @@ public final class RoomClient: @unchecked Sendable {
         case untrusted(UntrustedServer)
     }
 
-    /// A stream to the server, open and not yet started, and where it leads.
-    public struct Connected: Sendable {
+    /// A stream to the server, open and not yet started, and where it leads. Not `Sendable`:
+    /// the stream belongs to the client's executor, and is handed over to it once.
+    public struct Connected {
         public let stream: any ByteStream
         /// The address the stream is connected to.
         public let endpoint: SocketEndpoint

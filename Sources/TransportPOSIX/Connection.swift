@@ -7,10 +7,7 @@ import TransportCore
 ///
 /// - Important: made on any thread, then used on `loop` only (checked in debug builds), where
 ///   its handlers run too. The loop keeps the connection alive until it is closed.
-public final class Connection: EventLoopSelectable, @unchecked Sendable {
-    // Sendable only because `ByteStream` (which TLSStream and the in-memory streams share)
-    // still asks it; every field is used on `loop` alone.
-
+public final class Connection: EventLoopSelectable {
     /// Why a connection ended.
     public enum CloseReason: Sendable, Hashable, CustomStringConvertible {
         /// The peer closed its side in an orderly way (EOF).
