@@ -36,6 +36,13 @@ let package = Package(
             path: "Modules/CDNSSD"
         ),
 
+        // epoll and eventfd (glibc headers Swift's Glibc module leaves out); only the event
+        // loop's selector in TransportPOSIX imports it.
+        .systemLibrary(
+            name: "CEventPoll",
+            path: "Modules/CEventPoll"
+        ),
+
         // OpenSSL's libcrypto, for SHA-256; only Messaging imports it.
         .systemLibrary(
             name: "CCrypto",
@@ -78,7 +85,7 @@ let package = Package(
 
         // I/O: the only importer of CDNSSD, and the POSIX socket layer.
         .target(name: "DNSSD", dependencies: ["CDNSSD", "DiscoveryCore", "TransportCore"]),
-        .target(name: "TransportPOSIX", dependencies: ["TransportCore"]),
+        .target(name: "TransportPOSIX", dependencies: ["CEventPoll", "TransportCore"]),
         // Runs a system program (nft, dbus-send, ...) with a deadline and bounded output.
         .target(name: "SystemCommand"),
         // Runs nft and iptables-save (bounded, with a timeout) and hands their output to FirewallRules.

@@ -27,12 +27,12 @@ struct ClientSecurity: Sendable {
         self.expectedServerKey = expectedServerKey
     }
 
-    /// `connection` (not started yet) wrapped in a TLS client stream that runs on `queue`.
+    /// `connection` (not started yet) wrapped in a TLS client stream that runs on `loop`.
     /// - Throws: `ToolFailure` (70) when OpenSSL cannot make the connection.
-    func wrap(_ connection: Connection, queue: DispatchQueue) throws -> TLSStream {
+    func wrap(_ connection: Connection, loop: EventLoop) throws -> TLSStream {
         let expected = expectedServerKey
         do throws(SecureTransportError) {
-            return try TLSStream(over: connection, scheduler: DispatchScheduler(queue: queue), identity: identity,
+            return try TLSStream(over: connection, scheduler: loop, identity: identity,
                                  role: .client(acceptsServerKey: { key in expected.map { key.matches($0) } ?? true }))
         } catch {
             throw ToolFailure(.software, "cannot start TLS: \(error.message)")

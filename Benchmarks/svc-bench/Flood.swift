@@ -10,14 +10,15 @@ enum Flood {
     /// Sends HELLO, then `count` TEXT frames whose payload is `size` bytes, as fast as the
     /// connection drains (through TLS with `security`); returns when the sink has closed.
     static func send(_ options: BenchOptions, security: ClientSecurity?) async throws -> ExitCode {
-        let queue = DispatchQueue(label: "bench.flood")
+        let loop = try EventLoop(name: "bench-flood")
+        defer { loop.shutdown() }
         // TEXT payload: from (u16 length, empty), to (u16 length, empty), then the text.
         let text = String(repeating: "x", count: options.size - 4)
         let started = monotonicNanoseconds()
         let ended = AsyncStream<PeerLink.EndReason>.makeStream()
-        let link = try await join(options.target!, as: options.prefix, queue: queue, heartbeat: .seconds(3600), timeout: options.timeout,
+        let link = try await join(options.target!, as: options.prefix, loop: loop, heartbeat: .seconds(3600), timeout: options.timeout,
                                   security: security, onMessage: { _ in }, onEnd: { ended.continuation.yield($0) })
-        queue.async {
+        loop.execute {
             var sent = 0
             func fill() {
                 while sent < options.count, link.connection.bufferedByteCount < 1 << 20 {
@@ -42,15 +43,16 @@ enum Flood {
 
     /// Accepts one connection and times the arrival of `count` TEXT frames, first to last.
     static func receive(_ options: BenchOptions) async throws -> ExitCode {
-        let queue = DispatchQueue(label: "bench.sink")
+        let loop = try EventLoop(name: "bench-sink")
+        defer { loop.shutdown() }
         let listener = try TCPListener(port: options.port)
         report("listening", [("port", .integer(Int(listener.port)))])
         let finished = AsyncStream<(messages: Int, nanoseconds: UInt64)>.makeStream()
         let state = SinkState()
-        listener.start(queue: queue) { socket, peer in
+        listener.start(on: loop) { socket, peer in
             guard !state.accepted else { return }
             state.accepted = true
-            let link = PeerLink(Connection(socket: socket, peer: peer, queue: queue), handshakeTimeout: nil, heartbeatInterval: .seconds(3600))
+            let link = PeerLink(Connection(socket: socket, peer: peer, loop: loop), handshakeTimeout: nil, heartbeatInterval: .seconds(3600))
             link.start(onMessage: { message in
                 guard case .text = message else { return }
                 if state.received == 0 { state.first = monotonicNanoseconds() }
@@ -75,7 +77,7 @@ enum Flood {
     }
 }
 
-/// What the sink counted. - Important: used only on the sink's queue.
+/// What the sink counted. - Important: used only on the sink's loop.
 private final class SinkState: @unchecked Sendable {
     var accepted = false
     var received = 0

@@ -13,8 +13,10 @@ enum RoomLoad {
         guard fileLimit >= UInt64(options.clients) + 32 else {
             throw ToolFailure(.usage, "only \(fileLimit) open files are allowed, too few for \(options.clients) clients; raise 'ulimit -n'")
         }
-        let queues = (0..<2).map { DispatchQueue(label: "bench.room.\($0)") }
-        let members = (0..<options.clients).map { Member(index: $0, clients: options.clients, queue: queues[$0 % queues.count]) }
+        let group = try EventLoopGroup(loopCount: 2, name: "bench-room")
+        defer { group.shutdown() }
+        let loops = group.loops
+        let members = (0..<options.clients).map { Member(index: $0, clients: options.clients, loop: loops[$0 % loops.count]) }
         let joinStart = monotonicNanoseconds()
         if options.atOnce {
             let deadline = ContinuousClock.now + options.timeout
@@ -27,15 +29,15 @@ enum RoomLoad {
         } else {
             for member in members { try await connect(member, options, security: security) }
         }
-        try await waitUntil("every member's WELCOME", timeout: options.timeout) { members.allSatisfy { m in m.queue.sync { m.welcomed || m.ended != nil } } }
-        let refused = members.filter { m in m.queue.sync { !m.welcomed } }.count
-        let retried = members.reduce(0) { sum, m in sum + m.queue.sync { m.retryReasons.count } }
-        let reasons = Dictionary(members.flatMap { m in m.queue.sync { m.retryReasons } }.map { ($0, 1) }, uniquingKeysWith: +)
+        try await waitUntil("every member's WELCOME", timeout: options.timeout) { members.allSatisfy { m in m.loop.runAndWait { m.welcomed || m.ended != nil } } }
+        let refused = members.filter { m in m.loop.runAndWait { !m.welcomed } }.count
+        let retried = members.reduce(0) { sum, m in sum + m.loop.runAndWait { m.retryReasons.count } }
+        let reasons = Dictionary(members.flatMap { m in m.loop.runAndWait { m.retryReasons } }.map { ($0, 1) }, uniquingKeysWith: +)
         report("joined", [("clients", .integer(options.clients)), ("refused", .integer(refused)), ("retried", .integer(retried)),
                           ("retried_because", .object(reasons.sorted { $0.value > $1.value }.map { ($0.key, .integer($0.value)) })),
                           ("milliseconds", .integer(Int((monotonicNanoseconds() - joinStart) / 1_000_000)))])
         guard refused == 0 else {
-            let why = Set(members.compactMap { m in m.queue.sync { m.welcomed ? nil : m.ended?.description } }).sorted()
+            let why = Set(members.compactMap { m in m.loop.runAndWait { m.welcomed ? nil : m.ended?.description } }).sorted()
             throw ToolFailure(.failure, "\(refused) of \(options.clients) members were not welcomed: \(why.joined(separator: "; "))")
         }
 
@@ -48,14 +50,14 @@ enum RoomLoad {
             try await Task.sleep(for: options.idle)
             failed = try await checkServed(members, options) || failed
         }
-        for member in members { member.queue.sync { member.link?.goodbye("done") } }
+        for member in members { member.loop.runAndWait { member.link?.goodbye("done") } }
         return failed ? .failure : .success
     }
 
     private static func connect(_ member: Member, _ options: BenchOptions, security: ClientSecurity?) async throws {
-        let link = try await join(options.target!, as: "\(options.prefix)\(member.index)", queue: member.queue, heartbeat: options.heartbeat,
+        let link = try await join(options.target!, as: "\(options.prefix)\(member.index)", loop: member.loop, heartbeat: options.heartbeat,
                                   timeout: options.timeout, security: security, onMessage: { member.received($0) }, onEnd: { member.ended = $0 })
-        member.queue.sync { member.link = link }
+        member.loop.runAndWait { member.link = link }
     }
 
     /// Connects `member` and waits for its WELCOME. A connection that ends before it (a busy
@@ -68,7 +70,7 @@ enum RoomLoad {
         var pause = Duration.milliseconds(20)
         while true {
             let outcome = AsyncStream<Bool>.makeStream()
-            let link = try await join(options.target!, as: "\(options.prefix)\(member.index)", queue: member.queue, heartbeat: options.heartbeat,
+            let link = try await join(options.target!, as: "\(options.prefix)\(member.index)", loop: member.loop, heartbeat: options.heartbeat,
                                       timeout: options.timeout, security: security, onMessage: { message in
                                           if case .welcome = message { outcome.continuation.yield(true) }
                                           member.received(message)
@@ -76,12 +78,12 @@ enum RoomLoad {
                                           member.ended = reason
                                           outcome.continuation.yield(false)
                                       })
-            member.queue.sync { member.link = link }
+            member.loop.runAndWait { member.link = link }
             var welcomed = false
             for await value in outcome.stream { welcomed = value; break }
-            let keyRefused = member.queue.sync { link.connection.rejectedPeerKey != nil }
+            let keyRefused = member.loop.runAndWait { link.connection.rejectedPeerKey != nil }
             guard !welcomed, !keyRefused, ContinuousClock.now + pause < deadline else { return }
-            member.queue.sync {
+            member.loop.runAndWait {
                 member.retryReasons.append(member.ended.map(Self.reasonClass) ?? "?")
                 member.ended = nil
             }
@@ -103,16 +105,16 @@ enum RoomLoad {
         let start = monotonicNanoseconds()
         for sequence in 0..<options.messages {
             for member in members {
-                member.queue.async { member.sendText(sequence: sequence) }
+                member.loop.execute { member.sendText(sequence: sequence) }
             }
         }
-        let total = { members.reduce(0) { sum, m in sum + m.queue.sync { m.receivedCount } } }
-        try? await waitUntil("\(expected) deliveries", timeout: options.timeout) { total() >= expected || members.contains { m in m.queue.sync { m.ended != nil } } }
-        let last = members.map { m in m.queue.sync { m.lastArrival } }.max() ?? start
+        let total = { members.reduce(0) { sum, m in sum + m.loop.runAndWait { m.receivedCount } } }
+        try? await waitUntil("\(expected) deliveries", timeout: options.timeout) { total() >= expected || members.contains { m in m.loop.runAndWait { m.ended != nil } } }
+        let last = members.map { m in m.loop.runAndWait { m.lastArrival } }.max() ?? start
         let delivered = total()
-        let disorder = members.reduce(0) { sum, m in sum + m.queue.sync { m.outOfOrder } }
-        let missing = members.reduce(0) { sum, m in sum + m.queue.sync { m.missing(messagesEach: options.messages) } }
-        let latencies = members.flatMap { m in m.queue.sync { m.latencies } }.sorted()
+        let disorder = members.reduce(0) { sum, m in sum + m.loop.runAndWait { m.outOfOrder } }
+        let missing = members.reduce(0) { sum, m in sum + m.loop.runAndWait { m.missing(messagesEach: options.messages) } }
+        let latencies = members.flatMap { m in m.loop.runAndWait { m.latencies } }.sorted()
         let seconds = Double(last - start) / 1e9
         let micro = { (value: UInt64) in JSONValue.integer(Int(value / 1000)) }
         report("delivered", [
@@ -128,19 +130,19 @@ enum RoomLoad {
 
     /// After the idle period: every member is still connected and gets an answer to WHO.
     private static func checkServed(_ members: [Member], _ options: BenchOptions) async throws -> Bool {
-        let dropped = members.filter { m in m.queue.sync { m.ended != nil } }.count
-        for member in members { member.queue.async { member.listsReceived = 0; member.link?.send(.who) } }
-        try? await waitUntil("answers to WHO", timeout: options.timeout) { members.allSatisfy { m in m.queue.sync { m.listsReceived > 0 || m.ended != nil } } }
-        let served = members.filter { m in m.queue.sync { m.listsReceived > 0 } }.count
+        let dropped = members.filter { m in m.loop.runAndWait { m.ended != nil } }.count
+        for member in members { member.loop.execute { member.listsReceived = 0; member.link?.send(.who) } }
+        try? await waitUntil("answers to WHO", timeout: options.timeout) { members.allSatisfy { m in m.loop.runAndWait { m.listsReceived > 0 || m.ended != nil } } }
+        let served = members.filter { m in m.loop.runAndWait { m.listsReceived > 0 } }.count
         report("served-after-idle", [("clients", .integer(options.clients)), ("served", .integer(served)), ("dropped", .integer(dropped))])
         return served != options.clients
     }
 }
 
-/// One member's link and what it received. - Important: used only on `queue`.
+/// One member's link and what it received. - Important: used only on `loop`.
 private final class Member: @unchecked Sendable {
     let index: Int
-    let queue: DispatchQueue
+    let loop: EventLoop
     var link: PeerLink?
     var welcomed = false
     var ended: PeerLink.EndReason?
@@ -154,9 +156,9 @@ private final class Member: @unchecked Sendable {
     /// The next sequence number expected from each sender.
     private var nextSequence: [Int]
 
-    init(index: Int, clients: Int, queue: DispatchQueue) {
+    init(index: Int, clients: Int, loop: EventLoop) {
         self.index = index
-        self.queue = queue
+        self.loop = loop
         nextSequence = Array(repeating: 0, count: clients)
     }
 

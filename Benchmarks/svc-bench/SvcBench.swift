@@ -35,17 +35,17 @@ func percentile(_ sorted: [UInt64], _ fraction: Double) -> UInt64 {
     return sorted[min(sorted.count - 1, Int(Double(sorted.count) * fraction))]
 }
 
-/// Connects to `endpoint` and starts a link on `queue`, saying HELLO as `name`; through TLS
+/// Connects to `endpoint` and starts a link on `loop`, saying HELLO as `name`; through TLS
 /// when `security` is given (the HELLO then waits for the handshake).
-/// - Returns: the link; its messages go to `onMessage`, its end to `onEnd`, both on `queue`.
-func join(_ endpoint: SocketEndpoint, as name: String, queue: DispatchQueue, heartbeat: Duration, timeout: Duration,
+/// - Returns: the link; its messages go to `onMessage`, its end to `onEnd`, both on `loop`.
+func join(_ endpoint: SocketEndpoint, as name: String, loop: EventLoop, heartbeat: Duration, timeout: Duration,
           security: ClientSecurity?, onMessage: @escaping (Message) -> Void,
           onEnd: @escaping (PeerLink.EndReason) -> Void = { _ in }) async throws -> PeerLink {
-    let (socket, peer) = try await TCPConnector.connect(to: [endpoint], timeout: timeout)
-    let connection = Connection(socket: socket, peer: peer, queue: queue)
-    let stream: any ByteStream = try security?.wrap(connection, queue: queue) ?? connection
-    let link = PeerLink(stream, scheduler: DispatchScheduler(queue: queue), handshakeTimeout: nil, heartbeatInterval: heartbeat)
-    queue.sync {
+    let (socket, peer) = try await TCPConnector.connect(to: [endpoint], timeout: timeout, on: loop)
+    let connection = Connection(socket: socket, peer: peer, loop: loop)
+    let stream: any ByteStream = try security?.wrap(connection, loop: loop) ?? connection
+    let link = PeerLink(stream, scheduler: loop, handshakeTimeout: nil, heartbeatInterval: heartbeat)
+    loop.runAndWait {
         link.start(onMessage: onMessage, onEnd: onEnd)
         link.send(.hello(.init(name: name)))
     }

@@ -77,7 +77,7 @@ func fuzzRoomClient(_ bytes: UnsafeRawBufferPointer) {
     let written = Written()
     guard let address = IPAddress(bytes: [10, 0, 0, 1]) else { preconditionFailure("10.0.0.1 is an IPv4 address") }
     let endpoint = SocketEndpoint(address: address, port: 4242)
-    let client = RoomClient(options: options, queue: queue, scheduler: scheduler, connector: { _, _, _ in
+    let client = RoomClient(options: options, executor: queue, scheduler: scheduler, connector: { _, _ in
         let (mine, theirs) = InMemoryStream.pair(scheduler: scheduler, deliveryChunk: 4096)
         mine.tap = { bytes in written.checker.feed(bytes).forEach(written.saw) }
         opened.stream.withLock { $0 = theirs }

@@ -92,7 +92,7 @@ func fuzzRoomServer(_ bytes: UnsafeRawBufferPointer) {
     // Shares from the input are mostly not valid encodings; the exchange's order and its
     // refusals run all the same (a valid one makes CODE_REPLY, a wrong tag wrong-room-code).
     options.roomCode = try! RoomCode(parsing: "4829-1530-7719")
-    let server = RoomServer(options: options, queue: .main, scheduler: scheduler, fileWork: scheduler) { _ in }
+    let server = RoomServer(options: options, scheduler: scheduler, fileWork: scheduler) { _ in }
     var hostile: [RawPeer?] = [nil, nil, nil, nil]
     var good: [GoodMember?] = [nil, nil]
     /// Lines each good member must hear: (listener, speaker name, number).

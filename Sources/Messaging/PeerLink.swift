@@ -105,7 +105,7 @@ public final class PeerLink: @unchecked Sendable {
     ///   - heartbeatInterval: silence after which to `PING`; after `allowedMisses` unanswered
     ///     pings the link ends with `heartbeat-timeout`.
     public convenience init(_ connection: Connection, handshakeTimeout: Duration?, heartbeatInterval: Duration, allowedMisses: Int = 3) {
-        self.init(connection, scheduler: DispatchScheduler(queue: connection.queue), handshakeTimeout: handshakeTimeout,
+        self.init(connection, scheduler: connection.loop, handshakeTimeout: handshakeTimeout,
                   heartbeatInterval: heartbeatInterval, allowedMisses: allowedMisses)
     }
 

@@ -9,8 +9,8 @@ import TransportPOSIX
 /// A member of a room: finds the server by name, joins, relays lines and files, and, when the
 /// connection drops, reconnects with exponential backoff, re-resolving the name every time.
 ///
-/// - Important: events are delivered on an internal queue; the public methods may be called
-///   from anywhere.
+/// - Important: events are delivered on the client's executor (its event loop in the tools); the
+///   public methods may be called from anywhere and hand their work over to it.
 public final class RoomClient: @unchecked Sendable {
     public struct Options: Sendable {
         public var instance: ServiceInstance
@@ -117,8 +117,8 @@ public final class RoomClient: @unchecked Sendable {
 
     /// Decides how to talk to a resolved service; see `Options.securing`.
     public typealias Securing = @Sendable (_ service: ResolvedService) throws -> Wrapping
-    /// Wraps a connection whose handlers run on the given queue (not started yet).
-    public typealias Wrapping = @Sendable (_ connection: any ByteStream, _ queue: DispatchQueue) throws -> any ByteStream
+    /// Wraps a connection that lives on the given event loop (not started yet).
+    public typealias Wrapping = @Sendable (_ connection: any ByteStream, _ loop: EventLoop) throws -> any ByteStream
 
     /// The service is not the one we trust: its announcement was refused before connecting, or
     /// the server presented a key that the secure link's check refused (`presented`). Final:
@@ -153,8 +153,9 @@ public final class RoomClient: @unchecked Sendable {
         case untrusted(UntrustedServer)
     }
 
-    /// A stream to the server, open and not yet started, and where it leads.
-    public struct Connected: Sendable {
+    /// A stream to the server, open and not yet started, and where it leads. Not `Sendable`:
+    /// the stream belongs to the client's executor, and is handed over to it once.
+    public struct Connected {
         public let stream: any ByteStream
         /// The address the stream is connected to.
         public let endpoint: SocketEndpoint
@@ -169,18 +170,18 @@ public final class RoomClient: @unchecked Sendable {
     }
 
     /// Finds the server named in the options and opens a stream to it whose handlers run on
-    /// the given queue, within the given time. The default resolves through DNS-SD and
-    /// connects over TCP; tests hand out in-memory streams.
-    public typealias Connector = @Sendable (_ options: Options, _ queue: DispatchQueue, _ timeout: Duration) async throws -> Connected
+    /// the client's executor, within the given time. The default resolves through DNS-SD and
+    /// connects over TCP on the client's event loop; tests hand out in-memory streams.
+    public typealias Connector = @Sendable (_ options: Options, _ timeout: Duration) async throws -> Connected
 
     let options: Options
-    private let queue: DispatchQueue
+    private let executor: any Executor
     private let scheduler: any Scheduler
     private let connector: Connector
     private let fileWork: (any Executor)?
     let onEvent: @Sendable (Event) -> Void
     private let window: FlowWindow
-    // All below: on `queue`.
+    // All below: on `executor`.
     var link: PeerLink?
     private var files: FileTransfers?
     private var joined = false
@@ -241,19 +242,28 @@ public final class RoomClient: @unchecked Sendable {
     /// none came since it was set.
     private var confirmationProgress = 0
 
+    /// A client that reaches the server through DNS-SD and TCP, and lives on `loop`: its
+    /// state, its connection, its timers, and where events are delivered.
     /// - Parameters:
-    ///   - queue: where the client's state lives and events are delivered.
-    ///   - scheduler: the timers (join timeout, heartbeats, reconnect delays); nil for Dispatch
-    ///     timers on `queue`. A manual clock must be driven on `queue`.
-    ///   - connector: how to reach the server; nil for DNS-SD and TCP.
     ///   - fileWork: where received files are written and hashed; nil for a queue of their own.
-    public init(options: Options, queue: DispatchQueue = DispatchQueue(label: "svc.room.client"), scheduler: (any Scheduler)? = nil,
-                connector: Connector? = nil, fileWork: (any Executor)? = nil, onEvent: @escaping @Sendable (Event) -> Void) {
+    public convenience init(options: Options, loop: EventLoop, fileWork: (any Executor)? = nil, onEvent: @escaping @Sendable (Event) -> Void) {
+        self.init(options: options, executor: loop, scheduler: loop, connector: { options, timeout in
+            try await RoomClient.connectOverTCP(options, loop, timeout)
+        }, fileWork: fileWork, onEvent: onEvent)
+    }
+
+    /// - Parameters:
+    ///   - executor: where the client's state lives and events are delivered.
+    ///   - scheduler: the timers (join timeout, heartbeats, reconnect delays). A manual clock
+    ///     must be driven on `executor`.
+    ///   - connector: how to reach the server; its streams' handlers run on `executor`.
+    ///   - fileWork: where received files are written and hashed; nil for a queue of their own.
+    public init(options: Options, executor: any Executor, scheduler: any Scheduler, connector: @escaping Connector,
+                fileWork: (any Executor)? = nil, onEvent: @escaping @Sendable (Event) -> Void) {
         self.options = options
-        self.queue = queue
-        let scheduler = scheduler ?? DispatchScheduler(queue: queue)
+        self.executor = executor
         self.scheduler = scheduler
-        self.connector = connector ?? RoomClient.connectOverTCP
+        self.connector = connector
         self.fileWork = fileWork
         self.onEvent = onEvent
         // A server can send ERRORs and file offers by the thousand: 20 lines in 10 s each.
@@ -271,21 +281,17 @@ public final class RoomClient: @unchecked Sendable {
     }
 
     /// Resolves the instance through DNS-SD and connects to the first address that answers.
-    private static func connectOverTCP(_ options: Options, _ queue: DispatchQueue, _ timeout: Duration) async throws -> Connected {
+    private static func connectOverTCP(_ options: Options, _ loop: EventLoop, _ timeout: Duration) async throws -> Connected {
         let deadline = ContinuousClock.now + timeout
         func remaining() -> Duration { max(.milliseconds(1), deadline - .now) }
         let resolved = try await options.instance.resolve(interfaceIndex: options.interface?.index ?? 0, timeout: timeout)
         let wrap = try options.securing?(resolved)
         let endpoints = try await usable(resolved.lookUpAddresses(timeout: remaining()), port: resolved.port)
-        let (socket, winner) = try await TCPConnector.connect(to: endpoints, interface: options.interface?.name, timeout: remaining())
-        let connection = Connection(socket: socket, peer: winner, queue: queue)
-        do {
-            return Connected(stream: try wrap?(connection, queue) ?? connection, endpoint: winner, candidates: endpoints)
-        } catch {
-            connection.start(onBytes: { _ in }, onClose: { _ in })
-            connection.close()
-            throw error
-        }
+        let (socket, winner) = try await TCPConnector.connect(to: endpoints, interface: options.interface?.name, timeout: remaining(), on: loop)
+        let connection = Connection(socket: socket, peer: winner, loop: loop)
+        // A connection never started is not on the loop yet: dropped when wrapping fails, it
+        // closes its socket.
+        return Connected(stream: try wrap?(connection, loop) ?? connection, endpoint: winner, candidates: endpoints)
     }
 
     /// Finds the server, connects and joins the room.
@@ -293,11 +299,11 @@ public final class RoomClient: @unchecked Sendable {
     ///   `TransportError` when no address answers, `ProtocolError` when the server refuses.
     public func connect() async throws {
         let started = scheduler.now
-        let connected = try await connector(options, queue, options.timeout)
+        let connected = try await connector(options, options.timeout)
         onEvent(.connected(to: connected.endpoint, among: connected.candidates))
         let joinTimeout = max(.milliseconds(1), started + options.timeout - scheduler.now)
         try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
-            queue.async { [self] in
+            executor.execute { [self] in
                 guard !isOver else {
                     // Started only to be closed: that releases the socket and its sources.
                     connected.stream.start(onBytes: { _ in }, onClose: { _ in })
@@ -330,7 +336,7 @@ public final class RoomClient: @unchecked Sendable {
     /// Waits until the session ends (see `finish`), reconnecting as needed.
     public func run() async -> Outcome {
         await withCheckedContinuation { continuation in
-            queue.async { [self] in
+            executor.execute { [self] in
                 if let result { continuation.resume(returning: result) } else { outcome = continuation }
             }
         }
@@ -353,7 +359,7 @@ public final class RoomClient: @unchecked Sendable {
 
     private func enqueue(_ command: RoomCommand, reserved: Bool) {
         if !reserved, Self.holdsWindow(command) { window.take(Self.weight(of: command)) }
-        queue.async { [self] in
+        executor.execute { [self] in
             guard !isOver else {
                 // The session ended before this reached the queue (the server said GOODBYE
                 // right after WELCOME): it was never sent, and is reported so.
@@ -377,7 +383,7 @@ public final class RoomClient: @unchecked Sendable {
 
     /// No more input: the session ends once every line and file is delivered.
     public func finish() {
-        queue.async { [self] in
+        executor.execute { [self] in
             finishing = true
             if let reason = roomClosedBecause, !everythingDelivered {
                 // Nobody is left to type: waiting for the room no longer serves anyone.
@@ -409,7 +415,7 @@ public final class RoomClient: @unchecked Sendable {
 
     /// Ends now (e.g. on SIGINT): what is still queued is reported as not sent.
     public func stop() {
-        queue.async { [self] in
+        executor.execute { [self] in
             stopped = true
             interrupted = true
             finishing = true
@@ -699,7 +705,7 @@ public final class RoomClient: @unchecked Sendable {
     /// does not start them over, so a flapping server is given up on like a silent one.
     private func reconnect() async {
         while true {
-            let next: (delay: Duration, attempt: Int)? = queue.sync {
+            let next: (delay: Duration, attempt: Int)? = await executor.submit { [self] in
                 guard !isOver else { return nil }
                 guard reconnectAttempts < allowedAttempts else {
                     stopped = true
@@ -713,7 +719,7 @@ public final class RoomClient: @unchecked Sendable {
             guard let next else { return }
             onEvent(.reconnecting(after: next.delay, attempt: next.attempt))
             await scheduler.sleep(for: next.delay)
-            if queue.sync(execute: { isOver }) { return }
+            if await executor.submit({ [self] in isOver }) { return }
             do {
                 try await connect()
                 return
@@ -735,7 +741,7 @@ public final class RoomClient: @unchecked Sendable {
     private func waitForRoom(pausing pause: Duration) async {
         while true {
             await scheduler.sleep(for: pause)
-            if queue.sync(execute: { isOver }) { return }
+            if await executor.submit({ [self] in isOver }) { return }
             do {
                 try await connect()
                 return
@@ -748,7 +754,7 @@ public final class RoomClient: @unchecked Sendable {
     /// A reconnect or a look for the room reached a server we do not trust: the session ends,
     /// and what was waiting for the room is reported as not sent (none of it went there).
     private func refuseUntrusted(_ error: UntrustedServer) {
-        queue.async { [self] in
+        executor.execute { [self] in
             stopped = true
             abandonUndelivered()
             end(.untrusted(error))

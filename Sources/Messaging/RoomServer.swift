@@ -1,4 +1,3 @@
-import Dispatch
 import Glibc
 import MessagingCore
 import RoomCodeExchange
@@ -9,7 +8,8 @@ import TransportPOSIX
 /// everyone or to one member, announces who joins and leaves, receives files, and relays
 /// files between members (`FileRelay`).
 ///
-/// - Important: every method runs on `queue`, except `closeAll`; events are delivered there.
+/// - Important: every method runs on `scheduler` (in the tools: the event loop its
+///   connections live on), except `closeAll`; events are delivered there.
 public final class RoomServer: @unchecked Sendable {
     public struct Options: Sendable {
         public var name: String
@@ -92,7 +92,6 @@ public final class RoomServer: @unchecked Sendable {
     }
 
     var options: Options
-    public let queue: DispatchQueue
     let onEvent: (Event) -> Void
     let scheduler: any Scheduler
     private let fileWork: (any Executor)?
@@ -172,19 +171,17 @@ public final class RoomServer: @unchecked Sendable {
     }
 
     /// - Parameters:
-    ///   - queue: where everything runs (see `closeAll`).
-    ///   - scheduler: the members' timers; nil for Dispatch timers on `queue`. Tests and
-    ///     fuzzers pass a manual clock and then hand over in-memory streams (`accept(_:)`).
+    ///   - scheduler: where everything runs, the members' timers too: the event loop of the
+    ///     connections handed to `accept(_:)`. Tests and fuzzers pass a manual clock and hand
+    ///     over in-memory streams.
     ///   - fileWork: where received files are written and hashed; nil for a queue of each
     ///     member's own.
-    public init(options: Options, queue: DispatchQueue, scheduler: (any Scheduler)? = nil, fileWork: (any Executor)? = nil,
+    public init(options: Options, scheduler: any Scheduler, fileWork: (any Executor)? = nil,
                 onEvent: @escaping (Event) -> Void) {
         self.options = options
-        self.queue = queue
         history = RoomHistory(capacity: options.historyLength)
         bindings = NameBindings(capacity: options.maximumBoundNames, perHost: options.maximumBoundNamesPerHost,
                                 settling: options.boundNameSettling)
-        let scheduler = scheduler ?? DispatchScheduler(queue: queue)
         self.scheduler = scheduler
         self.fileWork = fileWork
         self.onEvent = onEvent
@@ -217,11 +214,6 @@ public final class RoomServer: @unchecked Sendable {
 
     /// The members' names, the server first.
     public var names: [String] { [options.name] + roster.names }
-
-    /// Takes a new TCP connection (see `accept(_:)` for a stream).
-    public func accept(_ socket: Socket, peer: SocketEndpoint?) {
-        accept(Connection(socket: socket, peer: peer, queue: queue))
-    }
 
     /// Takes a new stream (its handlers run on the server's scheduler): greets it at once
     /// and waits for its `HELLO`. A host with too many connections that have not said HELLO
@@ -608,9 +600,9 @@ public final class RoomServer: @unchecked Sendable {
 
     /// Says goodbye to every member and waits until they are gone or `timeout` passed.
     public func closeAll(within timeout: Duration) async {
-        queue.sync { members.values.forEach { $0.link.goodbye("the server is shutting down") } }
+        await scheduler.submit { [self] in members.values.forEach { $0.link.goodbye("the server is shutting down") } }
         let deadline = ContinuousClock.now + timeout
-        while ContinuousClock.now < deadline, !queue.sync(execute: { members.isEmpty }) {
+        while ContinuousClock.now < deadline, !(await scheduler.submit { [self] in members.isEmpty }) {
             try? await Task.sleep(for: .milliseconds(20))
         }
     }

@@ -17,7 +17,7 @@ import TransportPOSIX
 ///
 /// - Important: every method must be called on the wrapped stream's executor (the one
 ///   `scheduler` runs on), and the handlers run there.
-public final class NegotiatingServerStream: ByteStream, @unchecked Sendable {
+public final class NegotiatingServerStream: ByteStream {
     /// What the client's first byte decided.
     public enum Decision: Sendable, Hashable {
         /// TLS 1.3 (the first byte was 0x16).

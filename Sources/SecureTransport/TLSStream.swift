@@ -23,7 +23,7 @@ import TransportPOSIX
 /// - Important: every method must be called on the wrapped stream's executor (the one
 ///   `scheduler` runs on), and the handlers run there. `acceptsServerKey` runs inside the
 ///   handshake: it must decide and return, not call back into this stream.
-public final class TLSStream: ByteStream, @unchecked Sendable {
+public final class TLSStream: ByteStream {
     /// Which end of the handshake this is.
     public enum Role {
         /// Requires a client key, accepts any.

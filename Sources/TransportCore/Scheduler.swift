@@ -13,8 +13,8 @@ public protocol Executor: Sendable {
 }
 
 /// An executor that also keeps time and runs work at a deadline: the clock that heartbeats,
-/// handshake deadlines, grace periods and reconnect delays read. Production code uses a
-/// Dispatch queue and the continuous clock (`DispatchScheduler`); tests and fuzzers use a
+/// handshake deadlines, grace periods and reconnect delays read. Production code uses an
+/// `EventLoop` (TransportPOSIX) on the continuous clock; tests and fuzzers use a
 /// manual clock they advance (`ManualScheduler` in MessagingTesting), so nothing sleeps.
 public protocol Scheduler: Executor {
     /// The current time on this scheduler's clock.
@@ -42,6 +42,16 @@ extension Scheduler {
     public func sleep(for delay: Duration) async {
         await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
             execute { schedule(after: delay) { continuation.resume() } }
+        }
+    }
+}
+
+extension Executor {
+    /// Runs `body` on the executor and hands its result to the awaiting task: how a task reads
+    /// or changes state that lives on an executor (an event loop) without blocking a thread.
+    public func submit<Result: Sendable>(_ body: @escaping () -> Result) async -> Result {
+        await withCheckedContinuation { (continuation: CheckedContinuation<Result, Never>) in
+            execute { continuation.resume(returning: body()) }
         }
     }
 }

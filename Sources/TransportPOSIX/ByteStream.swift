@@ -7,8 +7,9 @@ import TransportCore
 /// transfers are tested and fuzzed without sockets.
 ///
 /// - Important: every method is called on the executor the stream was made for, and the
-///   handlers run there.
-public protocol ByteStream: AnyObject, Sendable {
+///   handlers run there. A stream is not `Sendable`: it lives on that executor (an event
+///   loop for `Connection`), and other threads reach it through the executor's `execute`.
+public protocol ByteStream: AnyObject {
     /// Who is at the other end, when known.
     var peer: SocketEndpoint? { get }
     /// Whether the stream can still send (not closed, not finishing).

@@ -1,13 +1,13 @@
-import Dispatch
 import Glibc
 import TransportCore
 
-/// A connected TCP stream driven by Dispatch sources: bytes in through a handler, bytes out
-/// through a bounded outbox.
+/// A connected TCP stream on an event loop: bytes in through a handler, bytes out through a
+/// bounded outbox. It watches its socket for reading while it reads, and for writing only while
+/// the kernel has not taken everything it was given.
 ///
-/// - Important: every method must be called on `queue`, and the handlers run there. The
-///   connection keeps itself alive until it is closed.
-public final class Connection: @unchecked Sendable {
+/// - Important: made on any thread, then used on `loop` only (checked in debug builds), where
+///   its handlers run too. The loop keeps the connection alive until it is closed.
+public final class Connection: EventLoopSelectable {
     /// Why a connection ended.
     public enum CloseReason: Sendable, Hashable, CustomStringConvertible {
         /// The peer closed its side in an orderly way (EOF).
@@ -30,18 +30,18 @@ public final class Connection: @unchecked Sendable {
     }
 
     public let peer: SocketEndpoint?
-    public let queue: DispatchQueue
+    /// The loop the connection lives on.
+    public let loop: EventLoop
     /// The most bytes that may wait to be sent; beyond it the peer is too slow and the
     /// connection fails rather than buffer without bound.
     public let outboxLimit: Int
 
     private let socket: Socket
-    private let readSource: any DispatchSourceRead
-    private let writeSource: any DispatchSourceWrite
+    private var registration: EventLoopRegistration?
     private var outbox: [UInt8] = []
     private var outboxStart = 0
-    private var isWriteSourceRunning = false
-    private var isReadSourceSuspended = false
+    private var isReading = false
+    private var isReadingPaused = false
     private var isFinishing = false
     private var didShutDownSending = false
     private var peerSentEOF = false
@@ -58,48 +58,38 @@ public final class Connection: @unchecked Sendable {
     private static let smallRead = 16384
     private static let largeRead = 262144
     /// Sends at least this large go to the kernel at once; smaller ones are gathered and
-    /// written together at the end of the queue's current work item (one write for many
-    /// small messages sent in a row: 0.8 M to 4.3 M 64-byte messages a second).
+    /// written together at the end of the loop's iteration (one write for many small messages
+    /// sent in a row).
     private static let directWriteMinimum = 16384
     /// An emptied outbox keeps at most this much memory: idle connections stay small.
     private static let idleCapacity = 16384
     private var onBytes: ([UInt8]) -> Void = { _ in }
     private var onClose: (CloseReason) -> Void = { _ in }
     private var onDrained: (() -> Void)?
-    private var selfReference: Connection?
 
-    public init(socket: Socket, peer: SocketEndpoint?, queue: DispatchQueue, outboxLimit: Int = 4 << 20) {
+    /// Takes over `socket`; nothing happens on the loop until the first call there.
+    public init(socket: Socket, peer: SocketEndpoint?, loop: EventLoop, outboxLimit: Int = 4 << 20) {
         self.socket = socket
         self.peer = peer
-        self.queue = queue
+        self.loop = loop
         self.outboxLimit = outboxLimit
         // Small sends are gathered here already; Nagle's algorithm on top held a small frame
         // back for the peer's delayed ACK (40 ms before svc-connect could say goodbye).
         try? socket.setOption(Int32(IPPROTO_TCP), Int32(TCP_NODELAY), 1, "TCP_NODELAY")
-        readSource = DispatchSource.makeReadSource(fileDescriptor: socket.fd, queue: queue)
-        writeSource = DispatchSource.makeWriteSource(fileDescriptor: socket.fd, queue: queue)
     }
 
     /// Starts reading. `onBytes` gets each chunk as it arrives; `onClose` is called once.
     public func start(onBytes: @escaping ([UInt8]) -> Void, onClose: @escaping (CloseReason) -> Void) {
+        loop.assertInEventLoop()
+        guard !isClosed else { return }
         self.onBytes = onBytes
         self.onClose = onClose
-        selfReference = self
-        // The fd may be closed only when neither source uses it any more.
-        let cancels = CancelCounter(remaining: 2)
-        let closeWhenBothCancelled: @Sendable () -> Void = { [socket] in
-            if cancels.countDown() { socket.close() }
-        }
-        readSource.setEventHandler { [unowned self] in readAvailable() }
-        writeSource.setEventHandler { [unowned self] in flush() }
-        readSource.setCancelHandler(handler: closeWhenBothCancelled)
-        writeSource.setCancelHandler(handler: closeWhenBothCancelled)
-        readSource.resume()
+        isReading = true
+        updateInterest()
     }
 
     /// Whether the connection can still send.
     public var isOpen: Bool { !isClosed && !isFinishing }
-
 
     /// Bytes queued but not yet accepted by the kernel.
     public var bufferedByteCount: Int { outbox.count - outboxStart }
@@ -107,12 +97,13 @@ public final class Connection: @unchecked Sendable {
     /// Calls `handler` each time the outbox empties, so a producer (e.g. a file being sent)
     /// can queue more without the outbox growing: the flow control for bulk data.
     public func whenDrained(_ handler: (() -> Void)?) {
+        loop.assertInEventLoop()
         onDrained = handler
     }
 
     /// Queues bytes for sending: large ones are written at once, small ones gathered and
-    /// written together before the queue runs its next work item. Returns false (and closes
-    /// the connection with `.failed`) when the outbox would pass `outboxLimit`.
+    /// written together at the end of the loop's iteration. Returns false (and closes the
+    /// connection with `.failed`) when the outbox would pass `outboxLimit`.
     @discardableResult
     public func send(_ bytes: [UInt8]) -> Bool {
         bytes.withUnsafeBytes { send($0) }
@@ -122,13 +113,15 @@ public final class Connection: @unchecked Sendable {
     /// socket when the kernel takes it, so only what it does not take at once is copied.
     @discardableResult
     public func send(_ bytes: UnsafeRawBufferPointer) -> Bool {
+        loop.assertInEventLoop()
         guard isOpen else { return false }
         guard bufferedByteCount + bytes.count <= outboxLimit else {
             close(.failed(TransportError("send", message: "the peer is not reading; more than \(outboxLimit) bytes are waiting")))
             return false
         }
         var rest = bytes[...]
-        if bytes.count >= Connection.directWriteMinimum, !isWriteSourceRunning {
+        let isLarge = bytes.count >= Connection.directWriteMinimum
+        if isLarge, !isWaitingForWritable {
             // Gathered small sends go first, then the block itself, without copying it.
             guard writeQueued() else { return false }
             if bufferedByteCount == 0 {
@@ -144,11 +137,11 @@ public final class Connection: @unchecked Sendable {
         }
         guard !rest.isEmpty else { return true }
         outbox.append(contentsOf: rest)
-        if bytes.count >= Connection.directWriteMinimum {
-            setWriteSourceRunning(true)
-        } else if !isWriteSourceRunning && !isFlushScheduled {
+        if isLarge {
+            updateInterest()
+        } else if !isWaitingForWritable && !isFlushScheduled {
             isFlushScheduled = true
-            queue.async { [self] in
+            loop.executeAtEndOfIteration { [self] in
                 isFlushScheduled = false
                 flush()
             }
@@ -159,29 +152,65 @@ public final class Connection: @unchecked Sendable {
     /// Sends what is queued, then shuts down the sending side; the connection closes when
     /// the peer closes its side.
     public func finish() {
+        loop.assertInEventLoop()
         guard isOpen else { return }
         isFinishing = true
         flush()
     }
 
     /// Closes at once; queued bytes are dropped. `onClose` gets `.closedLocally`.
-    public func close() { close(.closedLocally) }
+    public func close() {
+        loop.assertInEventLoop()
+        close(.closedLocally)
+    }
 
     /// Stops reading until `resumeReading()`: for a consumer slower than the network (a
     /// disk), so that received data waits in the kernel (and TCP slows the sender) instead
     /// of piling up in memory.
     public func pauseReading() {
-        setReadSourceRunning(false)
+        loop.assertInEventLoop()
+        isReadingPaused = true
+        updateInterest()
     }
 
     /// Reads again after `pauseReading()` (unless the peer has finished sending).
     public func resumeReading() {
-        if !peerSentEOF { setReadSourceRunning(true) }
+        loop.assertInEventLoop()
+        isReadingPaused = false
+        updateInterest()
     }
 
+    public func ready(_ readiness: EventLoop.Readiness) {
+        if readiness.contains(.writable) { flush() }
+        if readiness.contains(.readable) { readAvailable() }
+    }
+
+    public func eventLoopIsClosing() {
+        close(.closedLocally)
+    }
+
+    private var isWaitingForWritable: Bool { bufferedByteCount > 0 && registration.map { loop.interest(of: $0).contains(.write) } == true }
+
+    /// Watches the socket for what the connection waits for now: reading while it reads,
+    /// writing while bytes wait for the kernel.
+    private func updateInterest() {
+        guard !isClosed else { return }
+        var interest: EventLoop.Interest = []
+        if isReading, !isReadingPaused, !peerSentEOF { interest.insert(.read) }
+        if bufferedByteCount > 0, !isFlushScheduled { interest.insert(.write) }
+        do throws(TransportError) {
+            if let registration {
+                try loop.setInterest(interest, for: registration)
+            } else if !interest.isEmpty {
+                registration = try loop.register(socket.fd, interest: interest, owner: self)
+            }
+        } catch {
+            close(.failed(error))
+        }
+    }
 
     private func readAvailable() {
-        guard !isClosed else { return }
+        guard !isClosed, isReading, !isReadingPaused, !peerSentEOF else { return }
         do throws(TransportError) {
             var result = IOResult.wouldBlock
             var failure: TransportError?
@@ -198,17 +227,8 @@ public final class Connection: @unchecked Sendable {
             case .wouldBlock: return
             case .processed(0): peerFinished()
             case .processed(let count):
-                let wasShort = count < readSize
                 readSize = count == readSize ? min(readSize * 4, Connection.largeRead) : count < Connection.smallRead ? Connection.smallRead : readSize
                 onBytes(chunk)
-                // The read source does not fire again for an EOF that arrived together with
-                // the peer's last bytes (Dispatch on Linux counts bytes, and there are none
-                // left). Once our side is shut down that EOF is all we wait for, so look for
-                // it; otherwise the connection waited for ever (a TLS close_notify and the
-                // FIN right behind it, say).
-                if wasShort, didShutDownSending, !isClosed {
-                    queue.async { [self] in if !isReadSourceSuspended { readAvailable() } }
-                }
             }
         } catch {
             close(error.isReset ? .reset : .failed(error))
@@ -218,23 +238,20 @@ public final class Connection: @unchecked Sendable {
     /// EOF from the peer: deliver what we still owe it, then close.
     private func peerFinished() {
         peerSentEOF = true
-        setReadSourceRunning(false)
         isFinishing = true
+        updateInterest()
         flush()
     }
 
     private func flush() {
         guard !isClosed, writeQueued() else { return }
-        if bufferedByteCount == 0 {
-            setWriteSourceRunning(false)
-            if isFinishing {
-                shutDownSending()
-            } else if onDrained != nil {
-                // Later, not from inside send(): the handler may well call send() again.
-                queue.async { [self] in if !isClosed { onDrained?() } }
-            }
-        } else {
-            setWriteSourceRunning(true)
+        updateInterest()
+        guard bufferedByteCount == 0 else { return }
+        if isFinishing {
+            shutDownSending()
+        } else if onDrained != nil {
+            // Later, not from inside send(): the handler may well call send() again.
+            loop.execute { [self] in if !isClosed { onDrained?() } }
         }
     }
 
@@ -277,41 +294,20 @@ public final class Connection: @unchecked Sendable {
         if peerSentEOF { close(.closedByPeer) }
     }
 
-    private func setReadSourceRunning(_ running: Bool) {
-        guard !isClosed, running == isReadSourceSuspended else { return }
-        isReadSourceSuspended = !running
-        if running { readSource.resume() } else { readSource.suspend() }
-    }
-
-    private func setWriteSourceRunning(_ running: Bool) {
-        guard running != isWriteSourceRunning else { return }
-        isWriteSourceRunning = running
-        if running { writeSource.resume() } else { writeSource.suspend() }
-    }
-
     private func close(_ reason: CloseReason) {
         guard !isClosed else { return }
         isClosed = true
-        readSource.cancel()
-        writeSource.cancel()
-        if isReadSourceSuspended { readSource.resume() }
-        if !isWriteSourceRunning { writeSource.resume() }
+        // The loop lets go of the descriptor before it is closed, so a new socket that gets the
+        // same number cannot lose its events.
+        if let registration { loop.deregister(registration) }
+        registration = nil
+        socket.close()
+        outbox = []
+        outboxStart = 0
         let handler = onClose
         onBytes = { _ in }
         onClose = { _ in }
         onDrained = nil
         handler(reason)
-        selfReference = nil
-    }
-}
-
-/// Counts cancel handlers down; both run on the connection's queue.
-private final class CancelCounter: @unchecked Sendable {
-    private var remaining: Int
-    init(remaining: Int) { self.remaining = remaining }
-    /// Returns true for the last one.
-    func countDown() -> Bool {
-        remaining -= 1
-        return remaining == 0
     }
 }

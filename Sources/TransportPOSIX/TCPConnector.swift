@@ -1,4 +1,3 @@
-@preconcurrency import Dispatch // sources are thread-safe; Linux's overlay lacks Sendable
 import Glibc
 import TransportCore
 
@@ -12,17 +11,22 @@ public enum TCPConnector {
     ///   - interface: the name of the only interface the connection may use (SO_BINDTODEVICE),
     ///     or nil for the one the routing table picks. An address reached over another
     ///     interface then fails to connect instead of being reached there.
+    ///   - loop: where the attempts wait for their sockets and deadlines.
     /// - Returns: the connected socket and the address that won.
     /// - Throws: `TransportError` naming every address tried and why it failed, or
     ///   `CancellationError`.
     public static func connect(to endpoints: [SocketEndpoint], interface: String? = nil, attemptDelay: Duration = .milliseconds(250),
-                               timeout: Duration = .seconds(5)) async throws -> (Socket, SocketEndpoint) {
+                               timeout: Duration = .seconds(5), on loop: EventLoop) async throws -> (Socket, SocketEndpoint) {
         guard !endpoints.isEmpty else { throw TransportError("connect", message: "there is no address to connect to") }
-        let race = ConnectionRace(endpoints: interleaved(endpoints), interface: interface, attemptDelay: attemptDelay, timeout: timeout)
+        let race = ConnectionRace(endpoints: interleaved(endpoints), interface: interface, attemptDelay: attemptDelay, timeout: timeout, loop: loop)
+        // The race lives on the loop; cancelling the task reaches it there.
+        let cancel = LoopWork { race.cancel() }
         return try await withTaskCancellationHandler {
-            try await withCheckedThrowingContinuation { continuation in race.start(continuation) }
+            try await withCheckedThrowingContinuation { continuation in
+                loop.execute { race.start(continuation) }
+            }
         } onCancel: {
-            race.cancel()
+            loop.execute { cancel.run() }
         }
     }
 
@@ -41,51 +45,58 @@ public enum TCPConnector {
     }
 }
 
-/// One race between connection attempts.
-/// - Important: every field is used only on `queue`.
-private final class ConnectionRace: @unchecked Sendable {
-    private struct Attempt {
+/// One race between connection attempts, on its loop.
+private final class ConnectionRace {
+    /// One socket connecting; the loop reports it writable once the connect is decided.
+    private final class Attempt: EventLoopSelectable {
         let socket: Socket
         let endpoint: SocketEndpoint
-        let source: any DispatchSourceWrite
-    }
+        var registration: EventLoopRegistration?
+        weak var race: ConnectionRace?
 
-    /// The attempt that connected; handed over once its source is fully cancelled.
-    private var winner: Socket?
+        init(socket: Socket, endpoint: SocketEndpoint, race: ConnectionRace) {
+            self.socket = socket
+            self.endpoint = endpoint
+            self.race = race
+        }
+
+        func ready(_ readiness: EventLoop.Readiness) { race?.attemptFinished(self) }
+        func eventLoopIsClosing() { race?.finish(CancellationError()) }
+    }
 
     private let endpoints: [SocketEndpoint]
     private let interface: String?
     private let attemptDelay: Duration
     private let timeout: Duration
-    private let queue = DispatchQueue(label: "svc.connect")
+    private let loop: EventLoop
     private var continuation: CheckedContinuation<(Socket, SocketEndpoint), any Error>?
     private var nextIndex = 0
     private var inFlight: [Attempt] = []
     private var failures: [String] = []
-    private var timers: [any DispatchSourceTimer] = []
+    private var timers: [any ScheduledWork] = []
     private var isDone = false
 
-    init(endpoints: [SocketEndpoint], interface: String?, attemptDelay: Duration, timeout: Duration) {
+    init(endpoints: [SocketEndpoint], interface: String?, attemptDelay: Duration, timeout: Duration, loop: EventLoop) {
         self.endpoints = endpoints
         self.interface = interface
         self.attemptDelay = attemptDelay
         self.timeout = timeout
+        self.loop = loop
     }
 
     func start(_ continuation: CheckedContinuation<(Socket, SocketEndpoint), any Error>) {
-        queue.async { [self] in
-            guard !isDone else { continuation.resume(throwing: CancellationError()); return }
-            self.continuation = continuation
-            after(timeout) { [self] in
-                let tried = failures + inFlight.map { "\($0.endpoint) (no answer)" }
-                finish(TransportError("connect", message: "no address answered within \(timeout.secondsText): " + tried.joined(separator: ", ")))
-            }
-            startNextAttempt()
+        loop.assertInEventLoop()
+        guard !isDone else { continuation.resume(throwing: CancellationError()); return }
+        self.continuation = continuation
+        after(timeout) { [self] in
+            let tried = failures + inFlight.map { "\($0.endpoint) (no answer)" }
+            finish(TransportError("connect", message: "no address answered within \(timeout.secondsText): " + tried.joined(separator: ", ")))
         }
+        startNextAttempt()
     }
 
     func cancel() {
-        queue.async { [self] in finish(CancellationError()) }
+        finish(CancellationError())
     }
 
     private func startNextAttempt() {
@@ -106,16 +117,9 @@ private final class ConnectionRace: @unchecked Sendable {
                 finish(nil)
                 handOver(socket, endpoint)
             case .wouldBlock:
-                let source = DispatchSource.makeWriteSource(fileDescriptor: socket.fd, queue: queue)
-                source.setEventHandler { [self] in attemptFinished(socket) }
-                // Only once the source no longer watches the fd may it be closed, or reused
-                // by the winner's connection; closing earlier lets a new socket with the same
-                // fd number lose its events.
-                source.setCancelHandler { [self] in
-                    if winner === socket { handOver(socket, endpoint) } else { socket.close() }
-                }
-                source.resume()
-                inFlight.append(Attempt(socket: socket, endpoint: endpoint, source: source))
+                let attempt = Attempt(socket: socket, endpoint: endpoint, race: self)
+                attempt.registration = try loop.register(socket.fd, interest: .write, owner: attempt)
+                inFlight.append(attempt)
                 after(attemptDelay) { [self] in startNextAttempt() }
             }
         } catch {
@@ -124,27 +128,26 @@ private final class ConnectionRace: @unchecked Sendable {
         }
     }
 
-    private func attemptFinished(_ socket: Socket) {
-        guard let index = inFlight.firstIndex(where: { $0.socket === socket }) else { return }
-        let attempt = inFlight.remove(at: index)
+    private func attemptFinished(_ attempt: Attempt) {
+        guard let index = inFlight.firstIndex(where: { $0 === attempt }) else { return }
+        inFlight.remove(at: index)
+        // The loop lets go of the socket before it is closed or handed over, so the winner's
+        // connection can register the same descriptor.
+        attempt.registration.map(loop.deregister)
         let code: Int32
-        do { code = try socket.pendingError() } catch { code = error.errno }
+        do { code = try attempt.socket.pendingError() } catch { code = error.errno }
         if code == 0 {
-            winner = socket
             finish(nil)
+            handOver(attempt.socket, attempt.endpoint)
         } else {
+            attempt.socket.close()
             failures.append("\(attempt.endpoint) (\(String(cString: strerror(code))))")
             startNextAttempt()
         }
-        attempt.source.cancel()
     }
 
-    private func after(_ delay: Duration, _ body: @escaping @Sendable () -> Void) {
-        let timer = DispatchSource.makeTimerSource(queue: queue)
-        timer.schedule(deadline: .now() + .nanoseconds(Int(delay.nanoseconds)))
-        timer.setEventHandler(handler: body)
-        timer.resume()
-        timers.append(timer)
+    private func after(_ delay: Duration, _ body: @escaping () -> Void) {
+        timers.append(loop.schedule(after: delay, body))
     }
 
     /// Ends the race: stops timers and the other attempts, and reports `failure` if any.
@@ -153,7 +156,11 @@ private final class ConnectionRace: @unchecked Sendable {
         guard !isDone else { return }
         isDone = true
         timers.forEach { $0.cancel() }
-        inFlight.forEach { $0.source.cancel() }
+        timers = []
+        for attempt in inFlight {
+            attempt.registration.map(loop.deregister)
+            attempt.socket.close()
+        }
         inFlight = []
         if let failure {
             continuation?.resume(throwing: failure)

@@ -1,18 +1,21 @@
-@preconcurrency import Dispatch // sources are thread-safe; Linux's overlay lacks Sendable
 import Glibc
+import Synchronization
 import TransportCore
 
 /// A TCP listening socket on all addresses, IPv6 and IPv4 at once when the host has IPv6
 /// (an IPv6 socket with IPV6_V6ONLY off), IPv4 only otherwise. Port 0 lets the kernel choose
 /// a free port; `port` tells which.
-public final class TCPListener: @unchecked Sendable {
+///
+/// - Important: `start` and `cancel` may be called from any thread; accepting happens on the
+///   loop given to `start`.
+public final class TCPListener: Sendable {
     /// The port the listener is bound to.
     public let port: UInt16
     /// Whether IPv6 peers can connect (false when the host has no IPv6).
     public let acceptsIPv6: Bool
     private let socket: Socket
-    /// Created in `start`; `DispatchSource` is safe to cancel from any thread.
-    private var source: (any DispatchSourceRead)?
+    /// Once started: the loop accepting, and how to stop the acceptor there.
+    private let started = Mutex<(loop: EventLoop, stop: LoopWork)?>(nil)
 
     /// Binds and listens.
     /// - Throws: `TransportError`, e.g. `bind: Address already in use (errno 98)`.
@@ -36,35 +39,80 @@ public final class TCPListener: @unchecked Sendable {
         self.port = try socket.localEndpoint().port
     }
 
-    /// Starts accepting. `handler` runs on `queue` for each new connection with the peer's
+    /// Starts accepting. `handler` runs on `loop` for each new connection with the peer's
     /// address. Accept errors that concern one connection (e.g. it was reset already) are
     /// skipped; others (e.g. out of file descriptors) are passed to `onError` and accepting
     /// pauses briefly instead of spinning.
-    public func start(queue: DispatchQueue, onError: @escaping @Sendable (TransportError) -> Void = { _ in },
+    public func start(on loop: EventLoop, onError: @escaping @Sendable (TransportError) -> Void = { _ in },
                       handler: @escaping @Sendable (Socket, SocketEndpoint?) -> Void) {
-        let source = DispatchSource.makeReadSource(fileDescriptor: socket.fd, queue: queue)
-        source.setEventHandler { [socket] in
-            while true {
-                do throws(TransportError) {
-                    guard let (client, peer) = try socket.accept() else { return }
-                    handler(client, peer)
-                } catch where [ECONNABORTED, EPROTO, EPERM].contains(error.errno) {
-                    continue
-                } catch {
-                    onError(error)
-                    source.suspend()
-                    queue.asyncAfter(deadline: .now() + .milliseconds(100)) { source.resume() }
-                    return
-                }
-            }
-        }
-        source.setCancelHandler { [socket] in socket.close() }
-        self.source = source
-        source.resume()
+        let acceptor = Acceptor(socket: socket, loop: loop, onError: onError, handler: handler)
+        started.withLock { $0 = (loop, LoopWork { acceptor.stop() }) }
+        loop.execute { acceptor.start() }
     }
 
-    /// Stops accepting and closes the socket.
+    /// Stops accepting and closes the socket (on the loop, when started).
     public func cancel() {
-        if let source { source.cancel() } else { socket.close() }
+        guard let (loop, stop) = started.withLock({ $0 }) else { return socket.close() }
+        loop.execute { stop.run() }
+    }
+}
+
+/// Accepts on the loop while the listening socket is readable.
+private final class Acceptor: EventLoopSelectable {
+    private let socket: Socket
+    private let loop: EventLoop
+    private let onError: (TransportError) -> Void
+    private let handler: (Socket, SocketEndpoint?) -> Void
+    private var registration: EventLoopRegistration?
+    private var isStopped = false
+
+    init(socket: Socket, loop: EventLoop, onError: @escaping (TransportError) -> Void,
+         handler: @escaping (Socket, SocketEndpoint?) -> Void) {
+        self.socket = socket
+        self.loop = loop
+        self.onError = onError
+        self.handler = handler
+    }
+
+    func start() {
+        loop.assertInEventLoop()
+        do throws(TransportError) {
+            guard !isStopped else { return }
+            registration = try loop.register(socket.fd, interest: .read, owner: self)
+        } catch {
+            onError(error)
+        }
+    }
+
+    func ready(_ readiness: EventLoop.Readiness) {
+        while !isStopped {
+            do throws(TransportError) {
+                guard let (client, peer) = try socket.accept() else { return }
+                handler(client, peer)
+            } catch where [ECONNABORTED, EPROTO, EPERM].contains(error.errno) {
+                continue
+            } catch {
+                onError(error)
+                try? registration.map { try loop.setInterest([], for: $0) }
+                loop.schedule(after: .milliseconds(100)) { [self] in
+                    guard !isStopped, let registration else { return }
+                    do throws(TransportError) { try loop.setInterest(.read, for: registration) } catch { onError(error) }
+                }
+                return
+            }
+        }
+    }
+
+    func eventLoopIsClosing() {
+        stop()
+    }
+
+    /// Stops accepting and closes the listening socket.
+    func stop() {
+        loop.assertInEventLoop()
+        guard !isStopped else { return }
+        isStopped = true
+        if let registration { loop.deregister(registration) }
+        socket.close()
     }
 }

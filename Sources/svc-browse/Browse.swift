@@ -19,16 +19,29 @@ struct SvcBrowse {
     static func browse(_ options: BrowseOptions) async throws {
         let browser = ServiceBrowser(type: options.type, domain: options.domain, interface: options.interface)
         let events = try browser.start(onDaemonStatus: noteDaemonStatus)
+        let probes = try probeLoop(options)
+        defer { probes?.shutdown() }
         try await run(options, minimumWait: browser.minimumWait) { firstBatch in
             var printer = EventPrinter()
             for try await event in events {
-                printer.print(event, at: timestampNow()) { event, time in await line(for: event, at: time, options) }
+                printer.print(event, at: timestampNow()) { event, time in await line(for: event, at: time, options, probes: probes) }
                 if event == .completeForNow && options.once {
                     firstBatch.end()
                     break
                 }
             }
             await printer.drain()
+        }
+    }
+
+    /// With `--verify`, the event loop the probes' connections live on; nil otherwise.
+    /// - Throws: `ToolFailure` (71) when the loop cannot start.
+    static func probeLoop(_ options: BrowseOptions) throws -> EventLoop? {
+        guard options.verify else { return nil }
+        do {
+            return try EventLoop(name: "svc-browse")
+        } catch {
+            throw ToolFailure(.osError, "cannot start the event loop for --verify: \(error)")
         }
     }
 
@@ -75,7 +88,7 @@ struct SvcBrowse {
     /// others wait in order, within a bound (more instances than that are listed unresolved).
     static let resolves = ConcurrencyLimit(limit: 16, maximumWaiting: 4096)
 
-    static func line(for event: BrowseEvent, at time: String, _ options: BrowseOptions) async -> String? {
+    static func line(for event: BrowseEvent, at time: String, _ options: BrowseOptions, probes: EventLoop?) async -> String? {
         switch event {
         case .added(let instance, let interfaces):
             var resolution: Result<(ResolvedService, [SocketEndpoint]), any Error>?
@@ -95,15 +108,15 @@ struct SvcBrowse {
                 default: break
                 }
             }
-            if options.verify, case .success(let (resolved, endpoints)) = resolution {
+            if let probes, case .success(let (resolved, endpoints)) = resolution {
                 // A host that left without a goodbye stays in caches; only a connection tells.
                 // A room is asked for its HELLO (quietly: see RoomProbe); other types only connect.
                 answering = await Result {
                     if instance.type.baseType == ServiceType.p2pipp.baseType {
                         try await RoomProbe.check(endpoints, interface: options.interface?.name, announcedKey: resolved.txt?.string(forKey: "key"),
-                                                  timeout: .seconds(2))
+                                                  timeout: .seconds(2), on: probes)
                     } else {
-                        let (socket, _) = try await TCPConnector.connect(to: endpoints, interface: options.interface?.name, timeout: .seconds(2))
+                        let (socket, _) = try await TCPConnector.connect(to: endpoints, interface: options.interface?.name, timeout: .seconds(2), on: probes)
                         socket.close()
                     }
                 }

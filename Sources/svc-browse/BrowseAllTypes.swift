@@ -23,6 +23,8 @@ extension SvcBrowse {
     /// its first batch, `--timeout` passes, a signal, or the reader of stdout goes away.
     static func browseAllTypes(_ options: BrowseOptions) async throws {
         let types = try ServiceTypeBrowser(domain: options.domain, interface: options.interface, minimumWait: allTypesMinimumWait).start(onDaemonStatus: noteDaemonStatus)
+        let probes = try probeLoop(options)
+        defer { probes?.shutdown() }
         try await run(options, minimumWait: allTypesMinimumWait) { firstBatch in
             let (inputs, input) = AsyncStream<AllTypesInput>.makeStream()
             try await withThrowingTaskGroup(of: Void.self) { group in
@@ -71,13 +73,13 @@ extension SvcBrowse {
                                 Console.out(text)
                             }
                         case .reportInstance(let event):
-                            printer.print(event, at: timestampNow()) { event, time in await line(for: event, at: time, options) }
+                            printer.print(event, at: timestampNow()) { event, time in await line(for: event, at: time, options, probes: probes) }
                         case .typeLimitReached(let type):
                             Console.note("\(type.baseType) and later types are not browsed yet: \(state.maximumTypes) types are browsed already; up to \(state.maximumTypes) more wait and are browsed, oldest first, as types leave")
                         case .instanceLimitReached(let instance):
                             Console.note("'\(instance.name)' (\(instance.type.baseType)) and later instances are not listed yet: \(state.maximumInstances) are listed already; up to \(state.maximumInstances) more wait and are listed, oldest first, as others leave")
                         case .completeForNow:
-                            printer.print(.completeForNow, at: timestampNow()) { event, time in await line(for: event, at: time, options) }
+                            printer.print(.completeForNow, at: timestampNow()) { event, time in await line(for: event, at: time, options, probes: probes) }
                             if options.once {
                                 firstBatch.end()
                                 break loop

@@ -1,4 +1,3 @@
-import Dispatch
 import MessagingCore
 import SecureTransport
 import Synchronization
@@ -27,7 +26,7 @@ enum RoomProbe {
     ///   service announces a malformed `key=`, presents another key, or does not say `HELLO`
     ///   within `timeout` or says something else, `SecureTransportError` when no key can be made
     ///   for the probe.
-    static func check(_ endpoints: [SocketEndpoint], interface: String?, announcedKey: String?, timeout: Duration) async throws {
+    static func check(_ endpoints: [SocketEndpoint], interface: String?, announcedKey: String?, timeout: Duration, on loop: EventLoop) async throws {
         var expected: PublicKeyFingerprint?
         if let announcedKey {
             guard let key = PublicKeyFingerprint(fullForm: announcedKey) else {
@@ -35,23 +34,17 @@ enum RoomProbe {
             }
             expected = key
         }
-        let (socket, peer) = try await TCPConnector.connect(to: endpoints, interface: interface, timeout: timeout)
-        let queue = DispatchQueue(label: "svc-browse.probe")
-        let connection = Connection(socket: socket, peer: peer, queue: queue)
+        let (socket, peer) = try await TCPConnector.connect(to: endpoints, interface: interface, timeout: timeout, on: loop)
+        // Not on the loop until started: dropped when TLS cannot be set up, it closes its socket.
+        let connection = Connection(socket: socket, peer: peer, loop: loop)
         let stream: any ByteStream
         if let expected {
-            do {
-                stream = try TLSStream(over: connection, scheduler: DispatchScheduler(queue: queue), identity: try probeIdentity(),
-                                       role: .client(acceptsServerKey: { $0 == expected }))
-            } catch {
-                connection.start(onBytes: { _ in }, onClose: { _ in })
-                connection.close()
-                throw error
-            }
+            stream = try TLSStream(over: connection, scheduler: loop, identity: try probeIdentity(),
+                                   role: .client(acceptsServerKey: { $0 == expected }))
         } else {
             stream = connection
         }
-        let probe = Probe(stream, queue: queue, expected: expected)
+        let probe = Probe(stream, loop: loop, expected: expected)
         try await withTaskCancellationHandler {
             try await probe.run(timeout: timeout)
         } onCancel: {
@@ -74,25 +67,25 @@ private func probeIdentity() throws -> Identity {
 
 /// One probe's connection.
 ///
-/// - Important: every field is used on `queue` only.
+/// - Important: every field is used on `loop` only; `run` and `end` hand their work over to it.
 private final class Probe: @unchecked Sendable {
     private let connection: any ByteStream
-    private let queue: DispatchQueue
+    private let loop: EventLoop
     /// The key the service announces, which it must present (nil: a plaintext probe).
     private let expected: PublicKeyFingerprint?
     private var decoder = FrameDecoder(maximumPayload: RoomProbe.frameLimit)
     private var continuation: CheckedContinuation<Void, any Error>?
     private var outcome: Result<Void, any Error>?
 
-    init(_ connection: any ByteStream, queue: DispatchQueue, expected: PublicKeyFingerprint?) {
+    init(_ connection: any ByteStream, loop: EventLoop, expected: PublicKeyFingerprint?) {
         self.connection = connection
-        self.queue = queue
+        self.loop = loop
         self.expected = expected
     }
 
     func run(timeout: Duration) async throws {
         try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
-            queue.async { [self] in
+            loop.execute { [self] in
                 connection.start(onBytes: { [self] in received($0) }, onClose: { [self] reason in
                     if let presented = connection.rejectedPeerKey, let expected {
                         return finish(.failure(RoomProbe.Failure(description: "the service presented the key \(presented.full), not the one it announces, \(expected.full): someone may be answering in its place")))
@@ -104,7 +97,7 @@ private final class Probe: @unchecked Sendable {
                     return continuation.resume(with: outcome)
                 }
                 self.continuation = continuation
-                queue.asyncAfter(deadline: .now() + .nanoseconds(Int(timeout.nanoseconds))) { [self] in
+                loop.schedule(after: timeout) { [self] in
                     finish(.failure(RoomProbe.Failure(description: "no HELLO within \(timeout.secondsText)")))
                 }
             }
@@ -113,7 +106,7 @@ private final class Probe: @unchecked Sendable {
 
     /// Ends the probe from any thread.
     func end(_ result: Result<Void, any Error>) {
-        queue.async { [self] in finish(result) }
+        loop.execute { [self] in finish(result) }
     }
 
     private func received(_ bytes: [UInt8]) {
@@ -143,7 +136,7 @@ private final class Probe: @unchecked Sendable {
             var bytes: [UInt8] = []
             if Message.goodbye(reason: "svc-browse --verify").encode(into: &bytes) { connection.send(bytes) }
             connection.finish()
-            queue.asyncAfter(deadline: .now() + .seconds(2)) { [connection] in connection.close() }
+            loop.schedule(after: .seconds(2)) { [connection] in connection.close() }
         } else {
             connection.close()
         }

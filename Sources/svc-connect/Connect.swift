@@ -43,7 +43,15 @@ struct SvcConnect {
         }
         let printer = ConnectOutput(output: EventOutput(json: options.json, timestamps: options.timestamps),
                                     serviceName: options.name, requestedName: memberName)
-        let client = RoomClient(options: clientOptions) { event in
+        // The client, its connection and its timers live on one event loop.
+        let loop: EventLoop
+        do {
+            loop = try EventLoop(name: "svc-connect")
+        } catch {
+            throw ToolFailure(.osError, "cannot start the event loop: \(error)")
+        }
+        defer { loop.shutdown() }
+        let client = RoomClient(options: clientOptions, loop: loop) { event in
             if case .roomCodeConfirmed(let session) = event { trust.roomCodeConfirmed(session) }
             if case .joined(_, let session) = event { trust.joined(session) }
             printer.print(event)

@@ -83,8 +83,8 @@ final class ConnectTrust: Sendable {
                 return { connection, _ in connection }
             case .secure(let expectation):
                 guard let identity else { throw RoomClient.UntrustedServer("no identity key was loaded for TLS") }
-                return { connection, queue in
-                    try TLSStream(over: connection, scheduler: DispatchScheduler(queue: queue), identity: identity.wait(),
+                return { connection, loop in
+                    try TLSStream(over: connection, scheduler: loop, identity: identity.wait(),
                                   role: .client(acceptsServerKey: expectation.accepts))
                 }
             }

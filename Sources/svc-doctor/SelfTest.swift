@@ -1,5 +1,4 @@
 import DNSSD
-import Dispatch
 import DiscoveryCore
 import Glibc
 import HostDiagnosis
@@ -17,10 +16,13 @@ enum SelfTest {
         var step = SelfTestFacts.Step.listen
         var registration: ServiceRegistration?
         var listener: TCPListener?
+        var loop: EventLoop?
         do {
             let tcp = try TCPListener(port: 0)
             listener = tcp
-            tcp.start(queue: DispatchQueue(label: "svc-doctor.probe")) { socket, _ in socket.close() }
+            let probeLoop = try EventLoop(name: "svc-doctor")
+            loop = probeLoop
+            tcp.start(on: probeLoop) { socket, _ in socket.close() }
             facts.completed.append(.init(.listen, "TCP port \(tcp.port)"))
 
             step = .publish
@@ -50,7 +52,7 @@ enum SelfTest {
 
             step = .connect
             let started = ContinuousClock.now
-            let (socket, endpoint) = try await TCPConnector.connect(to: endpoints, timeout: remaining(deadline))
+            let (socket, endpoint) = try await TCPConnector.connect(to: endpoints, timeout: remaining(deadline), on: probeLoop)
             socket.close()
             let milliseconds = (ContinuousClock.now - started).components.attoseconds / 1_000_000_000_000_000
             facts.completed.append(.init(.connect, "connected to \(endpoint) in \(milliseconds) ms"))
@@ -60,6 +62,7 @@ enum SelfTest {
         }
         await registration?.cancel()
         listener?.cancel()
+        loop?.shutdown()
         return facts
     }
 

@@ -63,7 +63,14 @@ struct SvcPublish {
         }
         FirewallWarnings.start(port: listener.port)
 
-        let queue = DispatchQueue(label: "svc.publish")
+        // The room, its connections and their timers live on one event loop.
+        let loop: EventLoop
+        do {
+            loop = try EventLoop(name: "svc-publish")
+        } catch {
+            throw ToolFailure(.osError, "cannot start the event loop: \(error)")
+        }
+        defer { loop.shutdown() }
         var roomOptions = RoomServer.Options(name: name)
         roomOptions.echo = options.echo
         roomOptions.inbox = inbox
@@ -79,12 +86,11 @@ struct SvcPublish {
         roomOptions.members = members
         roomOptions.guessLimits.coolDown = options.codeCoolDown
         roomOptions.guessLimits.coolDownJitter = options.codeCoolDown / 3
-        let roomOutput = RoomOutput(output: output, queue: queue)
-        let room = RoomServer(options: roomOptions, queue: queue) { event in roomOutput.print(event) }
-        let scheduler = DispatchScheduler(queue: queue)
+        let roomOutput = RoomOutput(output: output, loop: loop)
+        let room = RoomServer(options: roomOptions, scheduler: loop) { event in roomOutput.print(event) }
         let refusal = Message.error(code: ProtocolError.Code.tlsRequired.rawValue, message: tlsRequired).frame.encoded
-        listener.start(queue: queue, onError: { error in Console.note("accepting a connection failed: \(error)") }) { socket, peer in
-            room.accept(NegotiatingServerStream(over: Connection(socket: socket, peer: peer, queue: queue), scheduler: scheduler,
+        listener.start(on: loop, onError: { error in Console.note("accepting a connection failed: \(error)") }) { socket, peer in
+            room.accept(NegotiatingServerStream(over: Connection(socket: socket, peer: peer, loop: loop), scheduler: loop,
                                                 identity: identity, allowsPlaintext: options.allowPlaintext, refusal: refusal))
         }
         let pacing = Mutex(0)
@@ -100,9 +106,9 @@ struct SvcPublish {
                 return true
             }
             if checkNow {
-                while queue.sync(execute: { room.isCongested() }) { usleep(10_000) }
+                while loop.runAndWait({ room.isCongested() }) { usleep(10_000) }
             }
-            queue.async {
+            loop.execute {
                 do throws(ProtocolError) {
                     let command = try RoomCommand(parsing: line, peerInSend: true).expandingHome(getenv("HOME").map { String(cString: $0) })
                     switch command {
@@ -119,15 +125,15 @@ struct SvcPublish {
         let failure = await withCheckedContinuation { (stopped: CheckedContinuation<DNSSDError?, Never>) in
             let once = ResumeOnce(stopped)
             quit.withLock { $0 = once }
-            let signals = TerminationSignals(queue: queue) { _ in once.resume(nil) }
+            let signals = TerminationSignals(queue: DispatchQueue(label: "svc.publish.signals")) { _ in once.resume(nil) }
             Task {
                 for await event in registration.events {
                     switch event {
                     case .renamed(let newName):
-                        queue.async { room.rename(newName) }
+                        loop.execute { room.rename(newName) }
                         output.emit("renamed", text: "renamed \"\(newName)\"", [("name", .string(newName))])
                     case .restored(let newName):
-                        queue.async { room.rename(newName) }
+                        loop.execute { room.rename(newName) }
                         output.emit("restored", text: "registered again as \"\(newName)\"", [("name", .string(newName))])
                     case .daemonLost(let error):
                         Console.note("\(error.lostMessage); the service will be registered again as soon as it is back")

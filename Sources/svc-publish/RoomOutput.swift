@@ -1,5 +1,4 @@
 import CommandLineSupport
-import Dispatch
 import Messaging
 import MessagingCommandLine
 import TransportCore
@@ -9,23 +8,23 @@ import TransportPOSIX
 /// each at most, then one line with how many more there were: a host that joins and leaves in
 /// a loop cannot flood the log.
 ///
-/// - Important: used on the room's queue only (asserted); summaries are printed there too.
-final class RoomOutput: @unchecked Sendable {
+/// - Important: used on the room's event loop only (asserted); summaries are printed there too.
+final class RoomOutput {
     private let output: EventOutput
-    private let queue: DispatchQueue
+    private let loop: EventLoop
     private let joins: LimitedReports
     private let leaves: LimitedReports
 
-    init(output: EventOutput, queue: DispatchQueue) {
+    init(output: EventOutput, loop: EventLoop) {
         self.output = output
-        self.queue = queue
-        let scheduler = DispatchScheduler(queue: queue)
+        self.loop = loop
+        let scheduler = loop
         joins = LimitedReports(burst: 50, scheduler: scheduler) { Console.note("not shown one by one in the last 10 s: \(counted($0, "more member", "more members")) joined") }
         leaves = LimitedReports(burst: 50, scheduler: scheduler) { Console.note("not shown one by one in the last 10 s: \(counted($0, "more member", "more members")) left") }
     }
 
     func print(_ event: RoomServer.Event) {
-        dispatchPrecondition(condition: .onQueue(queue))
+        loop.assertInEventLoop()
         switch event {
         case .joined(let id, let name, let peer, let session):
             guard joins.admit() else { return }

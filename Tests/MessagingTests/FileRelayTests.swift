@@ -80,7 +80,7 @@ final class FileRelayTests: XCTestCase {
     func makeServer(inbox: Inbox?) -> RoomServer {
         var options = RoomServer.Options(name: "Living room")
         options.inbox = inbox
-        return RoomServer(options: options, queue: .main, scheduler: scheduler, fileWork: scheduler) { [unowned self] in serverEvents.append($0) }
+        return RoomServer(options: options, scheduler: scheduler, fileWork: scheduler) { [unowned self] in serverEvents.append($0) }
     }
 
     func inbox(_ name: String) throws -> Inbox { try Inbox(directory: directory.path + "/" + name) }

@@ -13,8 +13,8 @@ import XCTest
 /// stalled transfer that gives its slot back.
 final class FileTransfersLoopbackTests: XCTestCase {
     var directory = ""
-    let serverQueue = DispatchQueue(label: "test.files.server")
-    let clientQueue = DispatchQueue(label: "test.files.clients")
+    let serverLoop = try! EventLoop(name: "test.files.server")
+    let clientLoop = try! EventLoop(name: "test.files.clients")
     var listener: TCPListener?
     var links: [PeerLink] = []
 
@@ -24,9 +24,12 @@ final class FileTransfersLoopbackTests: XCTestCase {
     }
 
     override func tearDown() {
-        clientQueue.sync { links.forEach { $0.connection.close() } }
+        let links = links
+        clientLoop.runAndWait { links.forEach { $0.connection.close() } }
         listener?.cancel()
         try? FileManager.default.removeItem(atPath: directory)
+        serverLoop.shutdown()
+        clientLoop.shutdown()
     }
 
     /// A room whose inbox is `directory/inbox`; its events are collected.
@@ -34,9 +37,9 @@ final class FileTransfersLoopbackTests: XCTestCase {
         var options = RoomServer.Options(name: "loop")
         let inbox = try Inbox(directory: directory + "/inbox", limits: limits)
         options.inbox = inbox
-        let server = RoomServer(options: options, queue: serverQueue) { event in events.append(event) }
+        let server = RoomServer(options: options, scheduler: serverLoop) { event in events.append(event) }
         let listener = try TCPListener(port: 0)
-        listener.start(queue: serverQueue) { socket, peer in server.accept(socket, peer: peer) }
+        listener.start(on: serverLoop) { [serverLoop] socket, peer in server.accept(Connection(socket: socket, peer: peer, loop: serverLoop)) }
         self.listener = listener
         return (server, inbox)
     }
@@ -44,9 +47,9 @@ final class FileTransfersLoopbackTests: XCTestCase {
     /// A member that says HELLO; every message it receives lands in `received`, in order.
     func join(_ name: String, received: Log<Message>) async throws -> PeerLink {
         let endpoint = SocketEndpoint(address: IPAddress(bytes: [127, 0, 0, 1])!, port: try XCTUnwrap(listener).port)
-        let (socket, winner) = try await TCPConnector.connect(to: [endpoint])
-        let link = PeerLink(Connection(socket: socket, peer: winner, queue: clientQueue), handshakeTimeout: nil, heartbeatInterval: .seconds(60))
-        clientQueue.sync {
+        let (socket, winner) = try await TCPConnector.connect(to: [endpoint], on: clientLoop)
+        let link = PeerLink(Connection(socket: socket, peer: winner, loop: clientLoop), handshakeTimeout: nil, heartbeatInterval: .seconds(60))
+        clientLoop.runAndWait {
             link.start(onMessage: { message in received.append(message) }, onEnd: { _ in })
             link.send(.hello(.init(name: name)))
         }
@@ -74,9 +77,9 @@ final class FileTransfersLoopbackTests: XCTestCase {
         let member = try await join("m", received: received)
         let path = directory + "/big.bin"
         try sparseFile(path, size: 1 << 30)
-        serverQueue.sync { server.perform(.send(to: "m", path: path)) }
+        serverLoop.runAndWait { server.perform(.send(to: "m", path: path)) }
         // While the server hashes 1 GiB, its transfer has no id yet: id 0 (or 1) must match nothing.
-        clientQueue.sync {
+        clientLoop.runAndWait {
             member.send(.fileResult(id: 0, status: .stored, message: "forged.bin"))
             member.send(.fileAccept(id: 0, offset: 0))
             member.send(.fileResult(id: 1, status: .stored, message: "forged.bin"))
@@ -90,7 +93,7 @@ final class FileTransfersLoopbackTests: XCTestCase {
         try await waitUntil { received.all.contains { if case .fileOffer = $0 { true } else { false } } }
         let offer = try XCTUnwrap(received.all.lazy.compactMap { if case .fileOffer(let offer) = $0 { offer } else { nil } }.first)
         XCTAssertNotEqual(offer.id, 0)
-        clientQueue.sync { _ = member.send(.fileResult(id: offer.id, status: .refused, message: "no thanks")) }
+        clientLoop.runAndWait { _ = member.send(.fileResult(id: offer.id, status: .refused, message: "no thanks")) }
         try await waitUntil { events.all.contains { if case .fileSent = $0 { true } else { false } } }
         let outcome = events.all.lazy.compactMap { if case .fileSent(_, let result) = $0 { result } else { nil } }.first
         guard case .failure(let error) = outcome else { return XCTFail("\(String(describing: outcome))") }
@@ -110,13 +113,13 @@ final class FileTransfersLoopbackTests: XCTestCase {
         try sparseFile(directory + "/inbox/.partial/" + key.name, size: 1 << 30)
 
         let offered = ContinuousClock.now
-        clientQueue.sync {
+        clientLoop.runAndWait {
             member.send(.fileOffer(.init(id: 7, size: size, digest: digest, name: "resumed.bin")))
             member.send(.fileChunk(id: 7, data: [1, 2, 3])) // too early: no FILE_ACCEPT yet
         }
         try await Task.sleep(for: .milliseconds(100))
         let lists = bystander.count
-        clientQueue.sync { _ = other.send(.who) }
+        clientLoop.runAndWait { _ = other.send(.who) }
         try await waitUntil { bystander.count > lists }
         let answered = ContinuousClock.now - offered
         XCTAssertFalse(sender.all.contains { if case .fileAccept = $0 { true } else { false } },
@@ -137,7 +140,7 @@ final class FileTransfersLoopbackTests: XCTestCase {
         let received = Log<Message>()
         let member = try await join("staller", received: received)
         let data = Array("0123456789".utf8)
-        clientQueue.sync {
+        clientLoop.runAndWait {
             member.send(.fileOffer(.init(id: 1, size: 100, digest: [UInt8](repeating: 9, count: 32), name: "a.bin")))
             member.send(.fileOffer(.init(id: 2, size: 100, digest: [UInt8](repeating: 8, count: 32), name: "b.bin")))
             member.send(.fileChunk(id: 2, data: data))

@@ -24,7 +24,7 @@ final class RoomClientFileReportTests: XCTestCase {
         options.reconnect = false
         if inbox { options.inbox = try Inbox(directory: directory.path + "/inbox") }
         let endpoint = SocketEndpoint(address: IPAddress(bytes: [10, 0, 0, 1])!, port: 4242)
-        let client = RoomClient(options: options, queue: queue, scheduler: scheduler, connector: { [scheduler, opened] _, _, _ in
+        let client = RoomClient(options: options, executor: queue, scheduler: scheduler, connector: { [scheduler, opened] _, _ in
             let (client, server) = InMemoryStream.pair(scheduler: scheduler, peers: (endpoint, nil))
             opened.withLock { $0.append(server) }
             return RoomClient.Connected(stream: client, endpoint: endpoint, candidates: [endpoint])

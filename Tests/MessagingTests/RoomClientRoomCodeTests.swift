@@ -28,8 +28,8 @@ final class RoomClientRoomCodeTests: XCTestCase {
         options.reconnect = false
         options.roomCode = code
         let endpoint = SocketEndpoint(address: IPAddress(bytes: [10, 0, 0, 1])!, port: 4242)
-        let (scheduler, roomKey, memberKey) = (scheduler, roomKey, memberKey)
-        return RoomClient(options: options, queue: queue, scheduler: scheduler, connector: { _, queue, _ in
+        let (scheduler, roomKey, memberKey, queue) = (scheduler, roomKey, memberKey, queue)
+        return RoomClient(options: options, executor: queue, scheduler: scheduler, connector: { _, _ in
             let (client, serverEnd) = InMemoryStream.pair(scheduler: scheduler, peers: (endpoint, endpoint))
             if !plaintext {
                 client.secureSession = SecureSession(peerKey: roomKey, safetyCode: "1", localKey: memberKey, roomCodeSessionID: clientSID)
@@ -45,7 +45,7 @@ final class RoomClientRoomCodeTests: XCTestCase {
     func makeServer(code: RoomCode?) -> RoomServer {
         var options = RoomServer.Options(name: "room")
         options.roomCode = code
-        return RoomServer(options: options, queue: queue, scheduler: scheduler, fileWork: scheduler) { [serverEvents] event in
+        return RoomServer(options: options, scheduler: scheduler, fileWork: scheduler) { [serverEvents] event in
             serverEvents.withLock { $0.append(event) }
         }
     }

@@ -31,7 +31,7 @@ final class RoomClientTests: XCTestCase {
         options.waitsForRoom = waitsForRoom
         options.backoffInitial = .seconds(1)
         options.backoffMaximum = .seconds(4)
-        return RoomClient(options: options, queue: queue, scheduler: scheduler, connector: { [scheduler, opened, absentLooks, looks, host, secure] _, _, _ in
+        return RoomClient(options: options, executor: queue, scheduler: scheduler, connector: { [scheduler, opened, absentLooks, looks, host, secure] _, _ in
             let endpoint = SocketEndpoint(address: host.withLock { $0 }, port: 4242)
             looks.withLock { $0.append(scheduler.now) }
             let absent = absentLooks.withLock { left -> Bool in

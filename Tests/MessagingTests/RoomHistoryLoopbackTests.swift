@@ -8,7 +8,11 @@ import XCTest
 
 /// The room's history on loopback: what a late joiner is sent, and what never is.
 final class RoomHistoryLoopbackTests: XCTestCase {
-    let queue = DispatchQueue(label: "test.history")
+    let loop = try! EventLoop(name: "test.history")
+
+    override func tearDown() {
+        loop.shutdown()
+    }
 
     /// What one member received, in order.
     final class Received: Sendable {
@@ -20,9 +24,9 @@ final class RoomHistoryLoopbackTests: XCTestCase {
     func member(_ name: String, _ capabilities: Message.Capabilities, port: UInt16,
                 received: Received) async throws -> PeerLink {
         let endpoint = SocketEndpoint(address: IPAddress(bytes: [127, 0, 0, 1])!, port: port)
-        let (socket, winner) = try await TCPConnector.connect(to: [endpoint])
-        let link = PeerLink(Connection(socket: socket, peer: winner, queue: queue), handshakeTimeout: nil, heartbeatInterval: .seconds(60))
-        queue.sync {
+        let (socket, winner) = try await TCPConnector.connect(to: [endpoint], on: loop)
+        let link = PeerLink(Connection(socket: socket, peer: winner, loop: loop), handshakeTimeout: nil, heartbeatInterval: .seconds(60))
+        loop.runAndWait {
             link.start(onMessage: { message in received.append(message) }, onEnd: { _ in })
             link.send(.hello(.init(capabilities: capabilities, name: name)))
         }
@@ -33,21 +37,21 @@ final class RoomHistoryLoopbackTests: XCTestCase {
         var options = RoomServer.Options(name: "host")
         options.historyLength = 3
         let events = Mutex<[RoomServer.Event]>([])
-        let server = RoomServer(options: options, queue: queue) { event in events.withLock { $0.append(event) } }
+        let server = RoomServer(options: options, scheduler: loop) { event in events.withLock { $0.append(event) } }
         let listener = try TCPListener(port: 0)
-        listener.start(queue: queue) { socket, peer in server.accept(socket, peer: peer) }
+        listener.start(on: loop) { [loop] socket, peer in server.accept(Connection(socket: socket, peer: peer, loop: loop)) }
         defer { listener.cancel() }
 
         let aliceGot = Received()
         let alice = try await member("alice", .all, port: listener.port, received: aliceGot)
         try await waitUntil { aliceGot.withLock { $0.contains { if case .welcome = $0 { true } else { false } } } }
         XCTAssertFalse(aliceGot.withLock { $0.contains { if case .history = $0 { true } else { false } } }, "nothing was said yet")
-        queue.sync {
+        loop.runAndWait {
             for number in 1...3 { alice.send(.text(from: "", to: "", text: "line \(number)")) }
             alice.send(.text(from: "", to: "host", text: "private to the host"))
         }
         try await waitUntil { events.withLock { $0.filter { if case .text = $0 { true } else { false } }.count } == 4 }
-        queue.sync {
+        loop.runAndWait {
             server.perform(.say("from the host"))
             server.perform(.message(to: "alice", text: "private to alice"))
         }
@@ -82,25 +86,25 @@ final class RoomHistoryLoopbackTests: XCTestCase {
         // Sent only to a client that announces the capability: an older client sees none.
         try await Task.sleep(for: .milliseconds(200))
         XCTAssertFalse(carolGot.withLock { $0.contains { if case .history = $0 { true } else { false } } })
-        queue.sync { [alice, bob, carol].forEach { $0.connection.close() } }
+        loop.runAndWait { [alice, bob, carol].forEach { $0.connection.close() } }
     }
 
     func testZeroKeepsNoHistory() async throws {
         var options = RoomServer.Options(name: "host")
         options.historyLength = 0
-        let server = RoomServer(options: options, queue: queue) { _ in }
+        let server = RoomServer(options: options, scheduler: loop) { _ in }
         let listener = try TCPListener(port: 0)
-        listener.start(queue: queue) { socket, peer in server.accept(socket, peer: peer) }
+        listener.start(on: loop) { [loop] socket, peer in server.accept(Connection(socket: socket, peer: peer, loop: loop)) }
         defer { listener.cancel() }
         let firstGot = Received()
         let first = try await member("first", .all, port: listener.port, received: firstGot)
         try await waitUntil { firstGot.withLock { $0.contains { if case .welcome = $0 { true } else { false } } } }
-        queue.sync { server.perform(.say("not kept")) }
+        loop.runAndWait { server.perform(.say("not kept")) }
         let laterGot = Received()
         let later = try await member("later", .all, port: listener.port, received: laterGot)
         try await waitUntil { laterGot.withLock { $0.contains { if case .presenceWithKeys(.list, _) = $0 { true } else { false } } } }
         try await Task.sleep(for: .milliseconds(200))
         XCTAssertFalse(laterGot.withLock { $0.contains { if case .history = $0 { true } else { false } } })
-        queue.sync { [first, later].forEach { $0.connection.close() } }
+        loop.runAndWait { [first, later].forEach { $0.connection.close() } }
     }
 }

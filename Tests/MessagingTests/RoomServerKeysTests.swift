@@ -24,7 +24,7 @@ final class RoomServerKeysTests: XCTestCase {
         // Names stay bound at once here; testMembersWhoLeaveWithinAMinuteBindNothing waits.
         options.boundNameSettling = .zero
         configure(&options)
-        server = RoomServer(options: options, queue: .main, scheduler: scheduler, fileWork: scheduler) { [unowned self] in events.append($0) }
+        server = RoomServer(options: options, scheduler: scheduler, fileWork: scheduler) { [unowned self] in events.append($0) }
     }
 
     /// A key whose 32 bytes are `seed` and `extra`.

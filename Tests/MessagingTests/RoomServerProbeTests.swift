@@ -16,7 +16,7 @@ final class RoomServerProbeTests: XCTestCase {
         init(maximumPending: Int = 512) {
             var options = RoomServer.Options(name: "room")
             options.maximumPendingConnections = maximumPending
-            server = RoomServer(options: options, queue: .main, scheduler: scheduler, fileWork: scheduler) { [unowned self] in
+            server = RoomServer(options: options, scheduler: scheduler, fileWork: scheduler) { [unowned self] in
                 events.append($0)
             }
         }

@@ -42,7 +42,7 @@ final class RoomServerRoomCodeTests: XCTestCase {
         options.admission = admission
         options.members = directory
         options.handshakeTimeout = .seconds(10)
-        server = RoomServer(options: options, queue: .main, scheduler: scheduler, fileWork: scheduler) { [unowned self] in events.append($0) }
+        server = RoomServer(options: options, scheduler: scheduler, fileWork: scheduler) { [unowned self] in events.append($0) }
     }
 
     /// A raw member with `key` whose stream reports a TLS session with `sessionID` as the

@@ -17,8 +17,9 @@ final class TLSLoopbackTests: XCTestCase {
     }
 
     func testMebibytesEachWayOverTCPWithTheServersFirstByteDecision() async throws {
-        let queue = DispatchQueue(label: "test.tls-loopback")
-        let scheduler = DispatchScheduler(queue: queue)
+        let loop = try EventLoop(name: "test.tls-loopback")
+        defer { loop.shutdown() }
+        let scheduler = loop
         let serverIdentity = try Identity.ephemeral()
         let clientIdentity = try Identity.ephemeral()
         let toServer = patternBytes(count: 6 << 20, seed: 5)
@@ -28,8 +29,8 @@ final class TLSLoopbackTests: XCTestCase {
         done.expectedFulfillmentCount = 2
         let listener = try TCPListener(port: 0)
         defer { listener.cancel() }
-        listener.start(queue: queue) { socket, peer in
-            let server = NegotiatingServerStream(over: Connection(socket: socket, peer: peer, queue: queue), scheduler: scheduler,
+        listener.start(on: loop) { socket, peer in
+            let server = NegotiatingServerStream(over: Connection(socket: socket, peer: peer, loop: loop), scheduler: scheduler,
                                                  identity: serverIdentity, allowsPlaintext: false, refusal: [0])
             let producer = Producer(server, reply, finishes: true)
             box.streams += [server, producer]
@@ -44,9 +45,9 @@ final class TLSLoopbackTests: XCTestCase {
                 done.fulfill()
             })
         }
-        let (socket, endpoint) = try await TCPConnector.connect(to: [SocketEndpoint(address: IPAddress(bytes: [127, 0, 0, 1])!, port: listener.port)])
-        queue.async {
-            let client = try! TLSStream(over: Connection(socket: socket, peer: endpoint, queue: queue), scheduler: scheduler,
+        let (socket, endpoint) = try await TCPConnector.connect(to: [SocketEndpoint(address: IPAddress(bytes: [127, 0, 0, 1])!, port: listener.port)], on: loop)
+        loop.execute {
+            let client = try! TLSStream(over: Connection(socket: socket, peer: endpoint, loop: loop), scheduler: scheduler,
                                         identity: clientIdentity, role: .client(acceptsServerKey: { $0 == serverIdentity.fingerprint }))
             var echoed: [UInt8] = []
             let producer = Producer(client, toServer)
@@ -60,7 +61,7 @@ final class TLSLoopbackTests: XCTestCase {
             producer.pump()
         }
         await fulfillment(of: [done], timeout: 30)
-        queue.sync {
+        loop.runAndWait {
             XCTAssertTrue(box.received == toServer, "\(box.received.count) of \(toServer.count) bytes")
             XCTAssertEqual(box.serverClose, .closedByPeer)
             XCTAssertEqual(box.clientClose, .closedByPeer)

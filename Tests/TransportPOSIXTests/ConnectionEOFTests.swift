@@ -15,15 +15,16 @@ final class ConnectionEOFTests: XCTestCase {
     /// that with a few bytes and finishes at once, so its last bytes and its FIN reach the
     /// server together. The server used to miss that EOF and wait for ever.
     func testAFinishedConnectionSeesThePeersEOFThatCameWithItsLastBytes() async throws {
-        let queue = DispatchQueue(label: "test.connection-eof")
+        let loop = try EventLoop(name: "test.connection-eof")
+        defer { loop.shutdown() }
         let box = Box()
         let closed = expectation(description: "both ends closed")
         closed.expectedFulfillmentCount = 2
         let listener = try TCPListener(port: 0)
         defer { listener.cancel() }
         let sent = [UInt8](repeating: 1, count: 2 << 20)
-        listener.start(queue: queue) { socket, peer in
-            let connection = Connection(socket: socket, peer: peer, queue: queue)
+        listener.start(on: loop) { socket, peer in
+            let connection = Connection(socket: socket, peer: peer, loop: loop)
             box.connections.append(connection)
             connection.start(onBytes: { bytes in
                 box.serverReceived += bytes.count
@@ -35,9 +36,9 @@ final class ConnectionEOFTests: XCTestCase {
                 closed.fulfill()
             })
         }
-        let (socket, endpoint) = try await TCPConnector.connect(to: [SocketEndpoint(address: IPAddress(bytes: [127, 0, 0, 1])!, port: listener.port)])
-        queue.async {
-            let connection = Connection(socket: socket, peer: endpoint, queue: queue)
+        let (socket, endpoint) = try await TCPConnector.connect(to: [SocketEndpoint(address: IPAddress(bytes: [127, 0, 0, 1])!, port: listener.port)], on: loop)
+        loop.execute {
+            let connection = Connection(socket: socket, peer: endpoint, loop: loop)
             box.connections.append(connection)
             var received = 0
             connection.send(sent)
@@ -49,7 +50,7 @@ final class ConnectionEOFTests: XCTestCase {
             }, onClose: { _ in closed.fulfill() })
         }
         await fulfillment(of: [closed], timeout: 10)
-        queue.sync {
+        loop.runAndWait {
             XCTAssertEqual(box.serverReceived, sent.count + 24)
             XCTAssertEqual(box.serverClose, .closedByPeer)
         }

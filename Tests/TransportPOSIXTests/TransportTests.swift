@@ -7,14 +7,18 @@ import XCTest
 final class TransportTests: XCTestCase {
     let loopback4 = IPAddress(bytes: [127, 0, 0, 1])!
     let loopback6 = IPAddress(bytes: Array(repeating: 0, count: 15) + [1])!
-    let queue = DispatchQueue(label: "test.transport")
+    let loop = try! EventLoop(name: "test.transport")
+
+    override func tearDown() {
+        loop.shutdown()
+    }
 
     /// A listener whose connections echo bytes back, ASCII letters in upper case.
     func startShoutingServer() throws -> TCPListener {
         let listener = try TCPListener(port: 0)
-        let queue = queue
-        listener.start(queue: queue) { socket, peer in
-            let connection = Connection(socket: socket, peer: peer, queue: queue)
+        let loop = loop
+        listener.start(on: loop) { socket, peer in
+            let connection = Connection(socket: socket, peer: peer, loop: loop)
             connection.start(onBytes: { bytes in
                 connection.send(bytes.map { (97...122).contains($0) ? $0 - 32 : $0 })
             }, onClose: { _ in })
@@ -47,7 +51,7 @@ final class TransportTests: XCTestCase {
         let refusing = SocketEndpoint(address: loopback6, port: closedPort.port)
         closedPort.cancel()
         let working = SocketEndpoint(address: loopback4, port: listener.port)
-        let (socket, winner) = try await TCPConnector.connect(to: [refusing, working])
+        let (socket, winner) = try await TCPConnector.connect(to: [refusing, working], on: loop)
         socket.close()
         XCTAssertEqual(winner, working)
     }
@@ -58,11 +62,11 @@ final class TransportTests: XCTestCase {
         let listener = try startShoutingServer()
         defer { listener.cancel() }
         let endpoint = SocketEndpoint(address: loopback4, port: listener.port)
-        let (socket, winner) = try await TCPConnector.connect(to: [endpoint], interface: "lo")
+        let (socket, winner) = try await TCPConnector.connect(to: [endpoint], interface: "lo", on: loop)
         socket.close()
         XCTAssertEqual(winner, endpoint)
         do {
-            _ = try await TCPConnector.connect(to: [endpoint], interface: "nosuch0")
+            _ = try await TCPConnector.connect(to: [endpoint], interface: "nosuch0", on: loop)
             XCTFail("connected although the interface does not exist")
         } catch {
             XCTAssertEqual("\(error)", "connect: could not connect to 127.0.0.1:\(listener.port) (setsockopt(SO_BINDTODEVICE): No such device (errno 19))")
@@ -74,7 +78,7 @@ final class TransportTests: XCTestCase {
         let port = closed.port
         closed.cancel()
         do {
-            _ = try await TCPConnector.connect(to: [SocketEndpoint(address: loopback6, port: port), SocketEndpoint(address: loopback4, port: port)])
+            _ = try await TCPConnector.connect(to: [SocketEndpoint(address: loopback6, port: port), SocketEndpoint(address: loopback4, port: port)], on: loop)
             XCTFail("nothing listens")
         } catch {
             XCTAssertEqual("\(error)", "connect: could not connect to [::1]:\(port) (Connection refused), 127.0.0.1:\(port) (Connection refused)")
@@ -84,19 +88,19 @@ final class TransportTests: XCTestCase {
     func testPeerCloseIsReportedAsClosedByPeerAfterTheLastLine() async throws {
         let listener = try TCPListener(port: 0)
         defer { listener.cancel() }
-        let queue = queue
-        listener.start(queue: queue) { socket, peer in
-            let connection = Connection(socket: socket, peer: peer, queue: queue)
+        let loop = loop
+        listener.start(on: loop) { socket, peer in
+            let connection = Connection(socket: socket, peer: peer, loop: loop)
             connection.start(onBytes: { _ in }, onClose: { _ in })
             connection.send(Array("bye\nunterminated".utf8))
             connection.finish()
         }
-        let (socket, winner) = try await TCPConnector.connect(to: [SocketEndpoint(address: loopback4, port: listener.port)])
+        let (socket, winner) = try await TCPConnector.connect(to: [SocketEndpoint(address: loopback4, port: listener.port)], on: loop)
         let got = expectation(description: "closed")
         let received = Received()
-        queue.async {
+        loop.execute {
             var framer = LineFramer()
-            let connection = Connection(socket: socket, peer: winner, queue: queue)
+            let connection = Connection(socket: socket, peer: winner, loop: loop)
             connection.start(onBytes: { bytes in
                 received.lines += (try? framer.feed(bytes))?.map { String(decoding: $0, as: UTF8.self) } ?? []
             }, onClose: { reason in
@@ -113,7 +117,7 @@ final class TransportTests: XCTestCase {
     func testSmallAndLargeSendsArriveInTheOrderSent() async throws {
         let listener = try TCPListener(port: 0)
         defer { listener.cancel() }
-        let queue = queue
+        let loop = loop
         // Small sends are gathered into one write, large ones written at once: interleaved,
         // the bytes must still arrive in order.
         var expected: [UInt8] = []
@@ -123,19 +127,19 @@ final class TransportTests: XCTestCase {
             pieces.append(piece)
             expected += piece
         }
-        listener.start(queue: queue) { [pieces] socket, peer in
-            let connection = Connection(socket: socket, peer: peer, queue: queue, outboxLimit: 64 << 20)
+        listener.start(on: loop) { [pieces] socket, peer in
+            let connection = Connection(socket: socket, peer: peer, loop: loop, outboxLimit: 64 << 20)
             connection.start(onBytes: { _ in }, onClose: { _ in })
             for (index, piece) in pieces.enumerated() {
                 if index % 2 == 0 { connection.send(piece) } else { piece.withUnsafeBytes { _ = connection.send($0) } }
             }
             connection.finish()
         }
-        let (socket, winner) = try await TCPConnector.connect(to: [SocketEndpoint(address: loopback4, port: listener.port)])
+        let (socket, winner) = try await TCPConnector.connect(to: [SocketEndpoint(address: loopback4, port: listener.port)], on: loop)
         let got = expectation(description: "closed")
         let received = Received()
-        queue.async {
-            let connection = Connection(socket: socket, peer: winner, queue: queue)
+        loop.execute {
+            let connection = Connection(socket: socket, peer: winner, loop: loop)
             connection.start(onBytes: { received.bytes += $0 }, onClose: { _ in got.fulfill() })
         }
         await fulfillment(of: [got], timeout: 10)
@@ -147,13 +151,13 @@ final class TransportTests: XCTestCase {
         let listener = try TCPListener(port: 0)
         defer { listener.cancel() }
         let accepted = Received()
-        listener.start(queue: queue) { socket, _ in accepted.sockets.append(socket) } // never reads
-        let (socket, winner) = try await TCPConnector.connect(to: [SocketEndpoint(address: loopback4, port: listener.port)])
+        listener.start(on: loop) { socket, _ in accepted.sockets.append(socket) } // never reads
+        let (socket, winner) = try await TCPConnector.connect(to: [SocketEndpoint(address: loopback4, port: listener.port)], on: loop)
         let closed = expectation(description: "closed")
         let received = Received()
-        let queue = queue
-        queue.async {
-            let connection = Connection(socket: socket, peer: winner, queue: queue, outboxLimit: 1 << 20)
+        let loop = loop
+        loop.execute {
+            let connection = Connection(socket: socket, peer: winner, loop: loop, outboxLimit: 1 << 20)
             connection.start(onBytes: { _ in }, onClose: { reason in
                 received.reason = reason
                 closed.fulfill()
@@ -173,12 +177,12 @@ final class TransportTests: XCTestCase {
     func roundTrip(_ line: String, to endpoint: SocketEndpoint) throws -> String? {
         let done = expectation(description: "reply")
         let received = Received()
-        let queue = queue
+        let loop = loop
         Task {
-            let (socket, winner) = try await TCPConnector.connect(to: [endpoint])
-            queue.async {
+            let (socket, winner) = try await TCPConnector.connect(to: [endpoint], on: loop)
+            loop.execute {
                 var framer = LineFramer()
-                let connection = Connection(socket: socket, peer: winner, queue: queue)
+                let connection = Connection(socket: socket, peer: winner, loop: loop)
                 connection.start(onBytes: { bytes in
                     guard let reply = (try? framer.feed(bytes))?.first else { return }
                     received.lines.append(String(decoding: reply, as: UTF8.self))
@@ -192,7 +196,7 @@ final class TransportTests: XCTestCase {
     }
 }
 
-/// Collects what the connection queue saw; read after an expectation is fulfilled.
+/// Collects what the connection loop saw; read after an expectation is fulfilled.
 private final class Received: @unchecked Sendable {
     var lines: [String] = []
     var bytes: [UInt8] = []

@@ -1,0 +1,71 @@
+import Foundation
+import Synchronization
+import TransportCore
+import TransportPOSIX
+import XCTest
+
+/// Connection on its event loop: reading pauses and resumes, and a loop that shuts down closes
+/// its connections as closed locally.
+final class ConnectionLoopTests: XCTestCase {
+    let loop = try! EventLoop(name: "test-connection")
+
+    override func tearDown() {
+        loop.shutdown()
+    }
+
+    /// A connected pair on the loop: the server's end as accepted, the client's end connected.
+    private func connectedPair() async throws -> (server: Connection, client: Connection, listener: TCPListener) {
+        let listener = try TCPListener(port: 0)
+        let accepted = AsyncStream<Socket>.makeStream()
+        listener.start(on: loop) { socket, _ in accepted.continuation.yield(socket) }
+        let (socket, winner) = try await TCPConnector.connect(to: [SocketEndpoint(address: IPAddress(bytes: [127, 0, 0, 1])!, port: listener.port)],
+                                                             on: loop)
+        var iterator = accepted.stream.makeAsyncIterator()
+        guard let serverSocket = await iterator.next() else { throw TransportError("accept", message: "nothing accepted") }
+        return (Connection(socket: serverSocket, peer: nil, loop: loop), Connection(socket: socket, peer: winner, loop: loop), listener)
+    }
+
+    func testPausedReadingDeliversNothingUntilResumed() async throws {
+        let (server, client, listener) = try await connectedPair()
+        defer { listener.cancel() }
+        let received = Mutex(0)
+        let first = expectation(description: "first bytes")
+        let loop = loop
+        loop.execute {
+            server.start(onBytes: { bytes in
+                let total = received.withLock { $0 += bytes.count; return $0 }
+                if total == 3 { first.fulfill() }
+            }, onClose: { _ in })
+            client.start(onBytes: { _ in }, onClose: { _ in })
+            client.send(Array("abc".utf8))
+        }
+        await fulfillment(of: [first], timeout: 5)
+        loop.runAndWait {
+            server.pauseReading()
+            client.send(Array("def".utf8))
+        }
+        try await Task.sleep(for: .milliseconds(100))
+        XCTAssertEqual(received.withLock { $0 }, 3, "bytes arrived while reading was paused")
+        loop.runAndWait { server.resumeReading() }
+        for _ in 0..<500 where received.withLock({ $0 }) < 6 { try await Task.sleep(for: .milliseconds(5)) }
+        XCTAssertEqual(received.withLock { $0 }, 6)
+        loop.runAndWait {
+            server.close()
+            client.close()
+        }
+    }
+
+    func testShuttingTheLoopDownClosesItsConnectionsLocally() async throws {
+        let (server, client, listener) = try await connectedPair()
+        defer { listener.cancel() }
+        let reasons = Mutex<[Connection.CloseReason]>([])
+        loop.runAndWait {
+            for connection in [server, client] {
+                connection.start(onBytes: { _ in }, onClose: { reason in reasons.withLock { $0.append(reason) } })
+            }
+        }
+        loop.shutdown()
+        XCTAssertEqual(reasons.withLock { $0 }, [.closedLocally, .closedLocally])
+        XCTAssertTrue(server.isClosed && client.isClosed)
+    }
+}
