@@ -53,6 +53,15 @@ let package = Package(
             providers: [.apt(["libssl-dev"])]
         ),
 
+        // NLnet Labs' ldns, for DNS UPDATE with TSIG and unicast DNS-SD queries; only
+        // UnicastDNSSD imports it.
+        .systemLibrary(
+            name: "CLDNS",
+            path: "Modules/CLDNS",
+            pkgConfig: "ldns",
+            providers: [.apt(["libldns-dev"])]
+        ),
+
         // libsodium, for CPace over ristretto255 (room codes); only RoomCodeExchange imports it.
         .systemLibrary(
             name: "CSodium",
@@ -87,6 +96,9 @@ let package = Package(
         .target(name: "SecureTransport", dependencies: ["CSSL", "TransportCore", "TransportPOSIX"]),
         // Room codes and the CPace exchange that checks them: the only importer of CSodium.
         .target(name: "RoomCodeExchange", dependencies: ["CSodium", "TransportCore"]),
+        // Unicast DNS-SD (RFC 6763) in a zone on a DNS server, registered by signed DNS UPDATE:
+        // the only importer of CLDNS.
+        .target(name: "UnicastDNSSD", dependencies: ["CLDNS"]),
         // Rooms, heartbeats, reconnects and file transfer over TransportPOSIX.
         .target(name: "Messaging", dependencies: ["CCrypto", "MessagingCore", "RoomCodeExchange", "TransportCore", "TransportPOSIX", "DNSSD", "DiscoveryCore"]),
 
@@ -148,6 +160,7 @@ let package = Package(
         .testTarget(name: "RoomCodeExchangeTests", dependencies: ["RoomCodeExchange", "TransportCore"]),
         .testTarget(name: "CommandLineSupportTests", dependencies: ["CommandLineSupport", "DNSSD"]),
         // Runs the built tools on the virtual LAN (Scripts/lan); see Scripts/test.
+        .testTarget(name: "UnicastDNSSDTests", dependencies: ["UnicastDNSSD"]),
         .testTarget(name: "EndToEndTests", dependencies: ["DNSSD", "DiscoveryCore"]),
     ]
 )
