@@ -113,7 +113,7 @@ let package = Package(
         .executableTarget(
             name: "svc-publish",
             dependencies: ["DNSSD", "DiscoveryCore", "TransportPOSIX", "TransportCore", "Messaging", "MessagingCore", "CommandLineSupport", "MessagingCommandLine", "SecureTransport",
-                           "FirewallRules", "HostFirewall", "PeerTrust", "RoomCodeExchange"]
+                           "FirewallRules", "HostFirewall", "PeerTrust", "RoomCodeExchange", "UnicastDNSSD"]
         ),
         .executableTarget(
             name: "svc-browse",

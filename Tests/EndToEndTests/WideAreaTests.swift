@@ -1,0 +1,87 @@
+import Foundation
+import XCTest
+
+/// Unicast DNS-SD across a router (issue 15): svc-publish registers in the BIND zone of the
+/// two-subnet LAN by signed DNS UPDATE, and hosts on the other subnet find it there.
+final class WideAreaTests: XCTestCase {
+    override func setUpWithError() throws { try TestLAN.require() }
+
+    var lan: String { TestLAN.wide }
+
+    /// A command on a host of the two-subnet LAN, run to its end.
+    func finished(on host: String, _ arguments: [String], timeout: TimeInterval = 20) throws -> (status: Int32?, process: ToolProcess) {
+        let process = try TestLAN.command(on: host, lan: lan, arguments)
+        process.closeStdin()
+        return (process.waitForExit(timeout: timeout), process)
+    }
+
+    func dig(from host: String, _ name: String, _ type: String) throws -> [String] {
+        let server = try XCTUnwrap(try TestLAN.settings(of: host, lan: lan)["DNS_SERVER"])
+        return try finished(on: host, ["dig", "+short", "@\(server)", name, type]).process.stdout
+    }
+
+    /// svc-publish on a with the LAN's zone, server and key (`extra` appended).
+    func publish(_ name: String, on host: String = "a", _ extra: [String] = []) throws -> ToolProcess {
+        let settings = try TestLAN.settings(of: host, lan: lan)
+        return try TestLAN.run("svc-publish", on: host, lan: lan, ["--name", name, "--domain", "lab.test.", "--dns-server", settings["DNS_SERVER"]!,
+                                                                   "--tsig-key", settings["TSIG_KEY"]!, "--json"] + extra)
+    }
+
+    func testRegistrationIsSeenByDigFromTheOtherSubnetAndWithdrawnOnSIGTERM() throws {
+        let name = TestLAN.uniqueName("wide")
+        let label = name.replacingOccurrences(of: " ", with: "\\032")
+        let publisher = try publish(name)
+        let registered = try XCTUnwrap(publisher.waitForEvent { $0["event"] as? String == "registered" }, publisher.transcript)
+        XCTAssertEqual(registered["name"] as? String, name)
+        XCTAssertEqual(registered["domain"] as? String, "lab.test.")
+        let port = try XCTUnwrap(registered["port"] as? Int)
+        let key = try XCTUnwrap(registered["key"] as? String)
+
+        XCTAssertTrue(try dig(from: "b", "_p2pipp._tcp.lab.test.", "PTR").contains("\(label)._p2pipp._tcp.lab.test."))
+        let srv = try dig(from: "b", "\(label)._p2pipp._tcp.lab.test.", "SRV")
+        XCTAssertEqual(srv.count, 1, "\(srv)")
+        let fields = srv.first?.split(separator: " ") ?? []
+        XCTAssertEqual(fields.count, 4, "\(srv)")
+        XCTAssertEqual(fields.prefix(3).map(String.init), ["0", "0", String(port)])
+        let target = String(fields.last ?? "")
+        XCTAssertTrue(target.hasSuffix(".lab.test."), target)
+        XCTAssertEqual(try dig(from: "b", "\(label)._p2pipp._tcp.lab.test.", "TXT"), ["\"key=\(key)\""])
+        XCTAssertTrue(try dig(from: "b", target, "A").contains("10.78.1.1"), "the SRV target must carry a's routable address")
+        // TTLs are short: records a crashed publisher leaves do not linger in caches.
+        let ttl = try finished(on: "b", ["dig", "+noall", "+answer", "@10.78.1.53", "\(label)._p2pipp._tcp.lab.test.", "SRV"]).process.stdout
+        XCTAssertEqual(ttl.first?.split(whereSeparator: { $0 == " " || $0 == "\t" }).dropFirst().first, "30", "\(ttl)")
+
+        publisher.signal(SIGTERM)
+        XCTAssertEqual(publisher.waitForExit(timeout: 10), 0, publisher.transcript)
+        XCTAssertFalse(try dig(from: "b", "_p2pipp._tcp.lab.test.", "PTR").contains("\(label)._p2pipp._tcp.lab.test."))
+        XCTAssertEqual(try dig(from: "b", "\(label)._p2pipp._tcp.lab.test.", "SRV"), [])
+    }
+
+    func testAKeyTheZoneDoesNotGrantIsRefusedWithItsReason() throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("wide-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let wrong = directory.appendingPathComponent("wrong.key").path
+        let make = try ToolProcess("/bin/sh", ["-c", "umask 077; tsig-keygen -a hmac-sha256 svc-\(lan) > '\(wrong)'"])
+        XCTAssertEqual(make.waitForExit(), 0, make.transcript)
+        let secret = try String(contentsOfFile: wrong, encoding: .utf8).split(separator: "\"").dropFirst(3).first.map(String.init)
+
+        let publisher = try TestLAN.run("svc-publish", on: "b", lan: lan, ["--domain", "lab.test.", "--dns-server", "10.78.1.53", "--tsig-key", wrong])
+        XCTAssertEqual(publisher.waitForExit(timeout: 20), 78, publisher.transcript)
+        XCTAssertTrue(publisher.stderr.contains { $0.contains("did not accept the TSIG key 'svc-\(lan).'") && $0.contains("check that --tsig-key is the key the zone's update-policy grants") },
+                      publisher.transcript)
+        if let secret { XCTAssertFalse(publisher.transcript.contains(secret), "the secret must never be printed") }
+
+        XCTAssertEqual(chmod(wrong, 0o644), 0)
+        let loose = try TestLAN.run("svc-publish", on: "b", lan: lan, ["--domain", "lab.test.", "--dns-server", "10.78.1.53", "--tsig-key", wrong])
+        XCTAssertEqual(loose.waitForExit(timeout: 20), 78, loose.transcript)
+        XCTAssertTrue(loose.stderr.contains { $0.contains("can be read or written by others (mode 644)") && $0.contains("run 'chmod 600 \(wrong)'") }, loose.transcript)
+    }
+
+    func testAZoneTheServerDoesNotServeIsNamed() throws {
+        let key = try XCTUnwrap(try TestLAN.settings(of: "b", lan: lan)["TSIG_KEY"])
+        let publisher = try TestLAN.run("svc-publish", on: "b", lan: lan, ["--domain", "nozone.test.", "--dns-server", "10.78.1.53", "--tsig-key", key])
+        XCTAssertEqual(publisher.waitForExit(timeout: 20), 78, publisher.transcript)
+        XCTAssertTrue(publisher.stderr.contains { $0.contains("does not serve the zone nozone.test.; check --domain and --dns-server") }, publisher.transcript)
+    }
+}
