@@ -117,12 +117,12 @@ let package = Package(
         ),
         .executableTarget(
             name: "svc-browse",
-            dependencies: ["DNSSD", "DiscoveryCore", "TransportCore", "TransportPOSIX", "MessagingCore", "CommandLineSupport", "SecureTransport"]
+            dependencies: ["DNSSD", "DiscoveryCore", "TransportCore", "TransportPOSIX", "MessagingCore", "CommandLineSupport", "SecureTransport", "UnicastDNSSD"]
         ),
         .executableTarget(
             name: "svc-connect",
             dependencies: ["DNSSD", "DiscoveryCore", "TransportPOSIX", "TransportCore", "Messaging", "MessagingCore", "CommandLineSupport", "MessagingCommandLine", "PeerTrust", "SecureTransport",
-                           "RoomCodeExchange"]
+                           "RoomCodeExchange", "UnicastDNSSD"]
         ),
         .executableTarget(
             name: "svc-doctor",

@@ -199,6 +199,10 @@ public struct LDNSServer: UnicastDNSServer {
         let rcode = ldns_pkt_get_rcode(answer)
         switch rcode {
         case LDNS_RCODE_NOERROR, LDNS_RCODE_NXDOMAIN: break
+        case LDNS_RCODE_REFUSED, LDNS_RCODE_NOTAUTH:
+            // A server that is not authoritative for a name and does not recurse refuses it.
+            let code = ldns_pkt_rcode2str(rcode).map { pointer -> String in defer { free(pointer) }; return String(cString: pointer) }
+            throw UnicastDNSSDError(.noSuchZone, "the DNS server \(serverText) does not answer for \(name): it serves no zone that holds it; check --domain and the DNS server", detail: code)
         default: throw rcodeError(rcode, zone: name, what: what)
         }
         guard let list = ldns_pkt_answer(answer) else { return [] }

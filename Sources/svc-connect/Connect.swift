@@ -43,7 +43,8 @@ struct SvcConnect {
         }
         let printer = ConnectOutput(output: EventOutput(json: options.json, timestamps: options.timestamps),
                                     serviceName: options.name, requestedName: memberName)
-        let client = RoomClient(options: clientOptions) { event in
+        let connector = options.isUnicast ? try WideAreaConnector.make(options) : nil
+        let client = RoomClient(options: clientOptions, connector: connector) { event in
             if case .roomCodeConfirmed(let session) = event { trust.roomCodeConfirmed(session) }
             if case .joined(_, let session) = event { trust.joined(session) }
             printer.print(event)

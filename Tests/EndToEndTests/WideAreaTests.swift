@@ -57,6 +57,76 @@ final class WideAreaTests: XCTestCase {
         XCTAssertEqual(try dig(from: "b", "\(label)._p2pipp._tcp.lab.test.", "SRV"), [])
     }
 
+    func testBrowseResolveConnectAndTalkAcrossTheRouter() throws {
+        let name = TestLAN.uniqueName("across")
+        let publisher = try publish(name)
+        let registered = try XCTUnwrap(publisher.waitForEvent { $0["event"] as? String == "registered" }, publisher.transcript)
+        let port = try XCTUnwrap(registered["port"] as? Int)
+        let key = try XCTUnwrap(registered["key"] as? String)
+
+        // b is on the other subnet: it finds the room in the zone through its resolv.conf server.
+        let browser = try TestLAN.run("svc-browse", on: "b", lan: lan, ["--domain", "lab.test.", "--resolve", "--json"])
+        let added = try XCTUnwrap(browser.waitForEvent { $0["event"] as? String == "added" && $0["name"] as? String == name }, browser.transcript)
+        XCTAssertEqual(added["domain"] as? String, "lab.test.")
+        XCTAssertEqual(added["host"] as? String, "\(lan)-a.lab.test.")
+        XCTAssertEqual(added["port"] as? Int, port)
+        XCTAssertEqual(added["addresses"] as? [String], ["10.78.1.1"])
+        XCTAssertEqual(added["txt"] as? NSDictionary, ["key": key])
+        XCTAssertNotNil(browser.waitForEvent { $0["event"] as? String == "complete" }, browser.transcript)
+
+        let client = try TestLAN.run("svc-connect", on: "b", lan: lan, ["--domain", "lab.test.", name, "--as", "bea"])
+        XCTAssertNotNil(client.waitForLine { $0 == "hello from \(name)" }, client.transcript)
+        XCTAssertNotNil(publisher.waitForEvent { $0["event"] as? String == "joined" && $0["name"] as? String == "bea" }, publisher.transcript)
+        XCTAssertTrue(client.stderr.contains { $0.contains("connected to \"\(name)\" at 10.78.1.1:\(port)") }, client.transcript)
+        client.send("line from b")
+        XCTAssertNotNil(publisher.waitForEvent { $0["event"] as? String == "text" && $0["from"] as? String == "bea" && $0["text"] as? String == "line from b" },
+                        publisher.transcript)
+        publisher.send("line from a")
+        XCTAssertNotNil(client.waitForLine { $0 == "\(name): line from a" }, client.transcript)
+
+        publisher.signal(SIGTERM)
+        XCTAssertEqual(publisher.waitForExit(timeout: 10), 0, publisher.transcript)
+        XCTAssertNotNil(browser.waitForEvent(timeout: 8) { $0["event"] as? String == "removed" && $0["name"] as? String == name }, browser.transcript)
+        client.closeStdin()
+        client.signal(SIGTERM)
+        _ = client.waitForExit(timeout: 10)
+        browser.signal(SIGTERM)
+        XCTAssertEqual(browser.waitForExit(timeout: 10), 0, browser.transcript)
+    }
+
+    func testANameAnotherHostHoldsIsRenamedOrRefused() throws {
+        let name = TestLAN.uniqueName("taken")
+        let first = try publish(name, on: "a")
+        XCTAssertNotNil(first.waitForEvent { $0["event"] as? String == "registered" && $0["name"] as? String == name }, first.transcript)
+
+        let refused = try publish(name, on: "b", ["--conflict", "fail"])
+        XCTAssertEqual(refused.waitForExit(timeout: 20), 73, refused.transcript)
+        XCTAssertTrue(refused.stderr.contains { $0.contains("the name \"\(name)\" is taken in the zone by another host") }, refused.transcript)
+
+        let renamed = try publish(name, on: "b")
+        XCTAssertNotNil(renamed.waitForEvent { $0["event"] as? String == "registered" && $0["name"] as? String == "\(name) (2)" }, renamed.transcript)
+        let browse = try TestLAN.run("svc-browse", on: "a", lan: lan, ["--domain", "lab.test.", "--once"])
+        XCTAssertEqual(browse.waitForExit(timeout: 20), 0, browse.transcript)
+        XCTAssertTrue(browse.stdout.contains("added \"\(name)\" _p2pipp._tcp lab.test."), browse.transcript)
+        XCTAssertTrue(browse.stdout.contains("added \"\(name) (2)\" _p2pipp._tcp lab.test."), browse.transcript)
+        for publisher in [first, renamed] {
+            publisher.signal(SIGTERM)
+            XCTAssertEqual(publisher.waitForExit(timeout: 10), 0, publisher.transcript)
+        }
+    }
+
+    func testConnectingToANameNotInTheZoneListsWhatIs() throws {
+        let client = try TestLAN.run("svc-connect", on: "b", lan: lan, ["--domain", "lab.test.", "nobody here", "--message", "x"])
+        XCTAssertEqual(client.waitForExit(timeout: 20), 68, client.transcript)
+        XCTAssertTrue(client.stderr.contains { $0.contains("no service named 'nobody here' in lab.test.") }, client.transcript)
+    }
+
+    func testAZoneTheDNSServerDoesNotServeIsNamedByBrowse() throws {
+        let browse = try TestLAN.run("svc-browse", on: "b", lan: lan, ["--domain", "nozone.test.", "--once"])
+        XCTAssertEqual(browse.waitForExit(timeout: 20), 78, browse.transcript)
+        XCTAssertTrue(browse.stderr.contains { $0.contains("does not answer for _p2pipp._tcp.nozone.test.: it serves no zone that holds it") }, browse.transcript)
+    }
+
     func testAKeyTheZoneDoesNotGrantIsRefusedWithItsReason() throws {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("wide-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
