@@ -127,6 +127,58 @@ final class WideAreaTests: XCTestCase {
         XCTAssertTrue(browse.stderr.contains { $0.contains("does not answer for _p2pipp._tcp.nozone.test.: it serves no zone that holds it") }, browse.transcript)
     }
 
+    func testFiftyInstancesAddedWithNsupdateAreAllListed() throws {
+        // 50 PTRs with long names make an answer of about 4 KB: more than one EDNS0 UDP
+        // packet (1232 bytes), so only the TCP fallback lists them all (Avahi showed 9 of 30).
+        let settings = try TestLAN.settings(of: "b", lan: lan)
+        let tag = UInt32.random(in: 1000...9999)
+        let names = (1...50).map { String(format: "bulk %@ instance number %02d with a long name", String(tag), $0) }
+        var script = "server \(settings["DNS_SERVER"]!)\nzone lab.test.\n"
+        for name in names {
+            script += "update add _p2pipp._tcp.lab.test. 30 IN PTR \(name.replacingOccurrences(of: " ", with: "\\032"))._p2pipp._tcp.lab.test.\n"
+        }
+        script += "send\n"
+        let add = try TestLAN.command(on: "b", lan: lan, ["nsupdate", "-k", settings["TSIG_KEY"]!])
+        add.send(script)
+        add.closeStdin()
+        XCTAssertEqual(add.waitForExit(timeout: 20), 0, add.transcript)
+        defer {
+            let remove = try? TestLAN.command(on: "b", lan: lan, ["nsupdate", "-k", settings["TSIG_KEY"]!])
+            remove?.send("server \(settings["DNS_SERVER"]!)\nzone lab.test.\n" + names.map {
+                "update delete _p2pipp._tcp.lab.test. PTR \($0.replacingOccurrences(of: " ", with: "\\032"))._p2pipp._tcp.lab.test.\n"
+            }.joined() + "send\n")
+            remove?.closeStdin()
+            _ = remove?.waitForExit(timeout: 20)
+        }
+
+        let browse = try TestLAN.run("svc-browse", on: "a", lan: lan, ["--domain", "lab.test.", "--once"])
+        XCTAssertEqual(browse.waitForExit(timeout: 20), 0, browse.transcript)
+        let listed = browse.stdout.filter { $0.contains("bulk \(tag) ") }
+        XCTAssertEqual(listed.count, 50, browse.transcript)
+        for name in names {
+            XCTAssertTrue(listed.contains("added \"\(name)\" _p2pipp._tcp lab.test."), name)
+        }
+    }
+
+    func testRecordsRemovedBehindThePublishersBackAreRegisteredAgain() throws {
+        let name = TestLAN.uniqueName("kept")
+        let label = name.replacingOccurrences(of: " ", with: "\\032")
+        let publisher = try publish(name)
+        XCTAssertNotNil(publisher.waitForEvent { $0["event"] as? String == "registered" }, publisher.transcript)
+        let settings = try TestLAN.settings(of: "b", lan: lan)
+        let remove = try TestLAN.command(on: "b", lan: lan, ["nsupdate", "-k", settings["TSIG_KEY"]!])
+        remove.send("server \(settings["DNS_SERVER"]!)\nzone lab.test.\nupdate delete \(label)._p2pipp._tcp.lab.test.\n" +
+                    "update delete _p2pipp._tcp.lab.test. PTR \(label)._p2pipp._tcp.lab.test.\nsend\n")
+        remove.closeStdin()
+        XCTAssertEqual(remove.waitForExit(timeout: 20), 0, remove.transcript)
+        XCTAssertEqual(try dig(from: "b", "\(label)._p2pipp._tcp.lab.test.", "SRV"), [])
+        // The next refresh (every 10 s) finds its SRV gone and registers again.
+        XCTAssertNotNil(publisher.waitForEvent(timeout: 15) { $0["event"] as? String == "restored" && $0["name"] as? String == name }, publisher.transcript)
+        XCTAssertEqual(try dig(from: "b", "\(label)._p2pipp._tcp.lab.test.", "SRV").count, 1)
+        publisher.signal(SIGTERM)
+        XCTAssertEqual(publisher.waitForExit(timeout: 10), 0, publisher.transcript)
+    }
+
     func testAKeyTheZoneDoesNotGrantIsRefusedWithItsReason() throws {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("wide-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
