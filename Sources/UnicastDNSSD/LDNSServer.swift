@@ -172,6 +172,28 @@ public struct LDNSServer: UnicastDNSServer {
         }
     }
 
+    public func serial(of zone: DNSName) async throws(UnicastDNSSDError) -> UInt32? {
+        try await Self.blocking { () throws(UnicastDNSSDError) -> UInt32? in try self.sendSerialQuery(zone) }
+    }
+
+    private func sendSerialQuery(_ zone: DNSName) throws(UnicastDNSSDError) -> UInt32? {
+        let answer = try ask(zone, .soa)
+        defer { ldns_pkt_free(answer) }
+        guard ldns_pkt_get_rcode(answer) == LDNS_RCODE_NOERROR else {
+            throw UnicastDNSSDError(.noSuchZone, "the DNS server \(serverText) does not serve the zone \(zone); check --domain and the DNS server",
+                                    detail: ldns_pkt_rcode2str(ldns_pkt_get_rcode(answer)).map { pointer -> String in defer { free(pointer) }; return String(cString: pointer) })
+        }
+        guard let list = ldns_pkt_answer(answer) else { return nil }
+        for index in 0..<ldns_rr_list_rr_count(list) {
+            // SOA data: MNAME, RNAME, SERIAL (32 bits), REFRESH, RETRY, EXPIRE, MINIMUM.
+            guard let rr = ldns_rr_list_rr(list, index), ldns_rr_get_type(rr) == LDNS_RR_TYPE_SOA, ldns_rr_get_class(rr) == LDNS_RR_CLASS_IN,
+                  let ownerBytes = LDNSRecords.data(ldns_rr_owner(rr)), let owner = DNSName(wire: ownerBytes), owner.sameName(as: zone),
+                  ldns_rr_rd_count(rr) == 7, let serial = LDNSRecords.data(ldns_rr_rdf(rr, 2)), serial.count == 4 else { continue }
+            return serial.reduce(0) { $0 << 8 | UInt32($1) }
+        }
+        return nil
+    }
+
     private func push(_ rr: UnsafeMutablePointer<ldns_rr>?, _ list: UnsafeMutablePointer<ldns_rr_list>) throws(UnicastDNSSDError) {
         guard let rr else { throw UnicastDNSSDError(.server, "ldns could not build a record (out of memory)") }
         guard ldns_rr_list_push_rr(list, rr) else {
@@ -180,11 +202,15 @@ public struct LDNSServer: UnicastDNSServer {
         }
     }
 
-    private func sendQuery(_ name: DNSName, _ type: RecordType) throws(UnicastDNSSDError) -> [ResourceRecord] {
+    /// Sends an unsigned query with EDNS0 (TCP when the answer comes truncated) and returns
+    /// the whole answer, owned by the caller (`ldns_pkt_free`).
+    private func ask(_ name: DNSName, _ type: RecordType) throws(UnicastDNSSDError) -> UnsafeMutablePointer<ldns_pkt> {
         let resolver = try makeResolver(signed: false)
         defer { ldns_resolver_deep_free(resolver) }
-        guard let question = LDNSRecords.nameRDF(name),
-              let packet = ldns_pkt_query_new(question, ldns_rr_type(UInt32(type.rawValue)), LDNS_RR_CLASS_IN, 0) else {
+        guard let question = LDNSRecords.nameRDF(name) else { throw UnicastDNSSDError(.server, "ldns could not hold the name \(name)") }
+        // The packet takes the question's name.
+        guard let packet = ldns_pkt_query_new(question, ldns_rr_type(UInt32(type.rawValue)), LDNS_RR_CLASS_IN, 0) else {
+            ldns_rdf_deep_free(question)
             throw UnicastDNSSDError(.server, "ldns could not build the query for \(name)")
         }
         defer { ldns_pkt_free(packet) }
@@ -192,10 +218,17 @@ public struct LDNSServer: UnicastDNSServer {
         ldns_pkt_set_edns_udp_size(packet, Self.ednsPayloadSize)
         let what = "the query for \(name)"
         let answer = try exchange(resolver, packet, what: what)
-        defer { ldns_pkt_free(answer) }
         guard !ldns_pkt_tc(answer) else {
+            ldns_pkt_free(answer)
             throw UnicastDNSSDError(.malformedReply, "the answer to \(what) was cut short even over TCP; the DNS server \(serverText) must answer over TCP")
         }
+        return answer
+    }
+
+    private func sendQuery(_ name: DNSName, _ type: RecordType) throws(UnicastDNSSDError) -> [ResourceRecord] {
+        let answer = try ask(name, type)
+        defer { ldns_pkt_free(answer) }
+        let what = "the query for \(name)"
         let rcode = ldns_pkt_get_rcode(answer)
         switch rcode {
         case LDNS_RCODE_NOERROR, LDNS_RCODE_NXDOMAIN: break

@@ -57,4 +57,9 @@ public protocol UnicastDNSServer: Sendable {
     /// - Throws: `UnicastDNSSDError` for an unreachable server, a timeout, a refusal or a
     ///   malformed answer.
     func query(_ name: DNSName, _ type: RecordType) async throws(UnicastDNSSDError) -> [ResourceRecord]
+
+    /// The serial number of the zone's SOA record, which the primary server raises on every
+    /// change: a cheap "did anything change?" (nil when the server sent no SOA for it).
+    /// - Throws: `.noSuchZone` when the server does not serve `zone`, or the errors of `query`.
+    func serial(of zone: DNSName) async throws(UnicastDNSSDError) -> UInt32?
 }

@@ -84,6 +84,11 @@ public struct UnicastServiceDirectory<Server: UnicastDNSServer>: Sendable {
         return try await server.update(update) == .applied
     }
 
+    /// The zone's SOA serial: browse again only when it changed since the last browse.
+    public func serial(of zone: DNSName) async throws(UnicastDNSSDError) -> UInt32? {
+        try await server.serial(of: zone)
+    }
+
     /// The instance names of `type` in `zone`, sorted, without duplicates; PTRs that do not
     /// point one label below the type's name are ignored.
     public func browse(_ type: ServiceType, in zone: DNSName) async throws(UnicastDNSSDError) -> [String] {

@@ -50,9 +50,10 @@ struct BrowseOptions: Sendable {
               \(AllTypesState.defaultMaximumTypes) types and \(AllTypesState.defaultMaximumInstances) instances are kept; types that are not _name._tcp
               or _name._udp with a valid RFC 6335 name are left out.
               With --interface, "interfaces" names only that interface.
-              A --domain other than local. is a unicast zone (across subnets): it is read
-              from its DNS server every 2 s (every instance, however many), there are no
-              "interfaces", and --all, --interface and --verify do not apply.
+              A --domain other than local. is a unicast zone (across subnets), read from its
+              DNS server: its SOA serial is asked every 2 s and the instances (all of them,
+              however many) read again when it changed; there are no "interfaces", and
+              --all, --interface and --verify do not apply.
               When the reader of standard output goes away ('svc-browse | head -1'), it
               exits 0.
 

@@ -4,8 +4,9 @@ import UnicastDNSSD
 
 /// `svc-browse --domain ZONE` for a unicast zone: asks the zone's DNS server itself (the
 /// first `nameserver` of resolv.conf, or `--dns-server`) instead of avahi-daemon, whose
-/// browse drops instances past one packet and never reports a change. The zone is read
-/// again every `pollInterval`; what appeared or went is printed as `added` or `removed`.
+/// browse drops instances past one packet and never reports a change. The zone's SOA serial
+/// is asked every `pollInterval`, and the type's instances read again when it changed; what
+/// appeared or went is printed as `added` or `removed`.
 enum WideAreaBrowse {
     static let pollInterval: Duration = .seconds(2)
 
@@ -24,10 +25,18 @@ enum WideAreaBrowse {
         try await SvcBrowse.run(options, minimumWait: .seconds(3)) { firstBatch in
             var known = Set<String>()
             var first = true
+            var lastSerial: UInt32?
             while !Task.isCancelled {
                 let names: [String]
                 do throws(UnicastDNSSDError) {
+                    // The SOA serial rises with every change: the type is read again only then.
+                    let serial = try await directory.serial(of: zone)
+                    if !first, let serial, serial == lastSerial {
+                        try? await Task.sleep(for: pollInterval)
+                        continue
+                    }
                     names = try await directory.browse(type, in: zone)
+                    lastSerial = serial
                 } catch {
                     // The first answer decides whether browsing can work at all.
                     if first { throw failure(error) }

@@ -6,6 +6,8 @@ import UnicastDNSSD
 final class InMemoryDNSServer: UnicastDNSServer {
     private let records = Mutex<[ResourceRecord]>([])
     private let updates = Mutex(0)
+    /// Raised on every applied update, as a primary server raises its SOA serial.
+    private let serialNumber = Mutex<UInt32>(1)
 
     var all: [ResourceRecord] { records.withLock { $0 } }
     var updateCount: Int { updates.withLock { $0 } }
@@ -18,7 +20,7 @@ final class InMemoryDNSServer: UnicastDNSServer {
 
     func update(_ update: DNSUpdate) async throws(UnicastDNSSDError) -> UpdateOutcome {
         updates.withLock { $0 += 1 }
-        return records.withLock { zone in
+        let outcome = records.withLock { zone -> UpdateOutcome in
             for prerequisite in update.prerequisites {
                 switch prerequisite {
                 case .nameNotInUse(let name):
@@ -40,7 +42,11 @@ final class InMemoryDNSServer: UnicastDNSServer {
             }
             return .applied
         }
+        if outcome == .applied { serialNumber.withLock { $0 &+= 1 } }
+        return outcome
     }
+
+    func serial(of zone: DNSName) async throws(UnicastDNSSDError) -> UInt32? { serialNumber.withLock { $0 } }
 
     func query(_ name: DNSName, _ type: RecordType) async throws(UnicastDNSSDError) -> [ResourceRecord] {
         records.withLock { zone in
