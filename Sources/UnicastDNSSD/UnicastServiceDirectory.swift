@@ -84,6 +84,44 @@ public struct UnicastServiceDirectory<Server: UnicastDNSServer>: Sendable {
         return try await server.update(update) == .applied
     }
 
+    /// What `withdrawLeftover` found and did.
+    public enum LeftoverOutcome: Sendable, Equatable {
+        /// The records were ours and are gone; the SRV's port.
+        case withdrawn(port: UInt16)
+        /// The name has no SRV in the zone.
+        case nothingThere
+        /// The SRV points at another host: not ours to remove.
+        case anotherHost(DNSName)
+        /// The SRV is on our host, but its port is served: a publisher runs; stop it instead.
+        case stillServed(port: UInt16)
+    }
+
+    /// Removes what a crashed publisher of this host left under `instanceName` (PTR, SRV,
+    /// TXT), only when its SRV points at `host` at a port nothing serves, and only if the SRV
+    /// is still the one seen (a prerequisite).
+    /// - Parameter isServed: whether something on this host accepts connections on a port.
+    public func withdrawLeftover(_ instanceName: String, type: ServiceType, in zone: DNSName, host: DNSName,
+                                 isServed: @Sendable (UInt16) -> Bool) async throws(UnicastDNSSDError) -> LeftoverOutcome {
+        let service = try type.name.appending(zone)
+        let name = try service.prepending(Array(instanceName.utf8))
+        let existing = try await server.query(name, .srv).filter { $0.name.sameName(as: name) }
+        var ports: [UInt16] = []
+        for record in existing {
+            guard case .service(_, _, let port, let target) = record.data else { continue }
+            guard target.sameName(as: host) else { return .anotherHost(target) }
+            ports.append(port)
+        }
+        guard let port = ports.first else { return .nothingThere }
+        if let served = ports.first(where: isServed) { return .stillServed(port: served) }
+        let pointer = ResourceRecord(name: service, ttl: 0, data: .pointer(name))
+        let update = DNSUpdate(zone: zone, prerequisites: existing.map(DNSUpdate.Prerequisite.recordExists),
+                               changes: [.deleteRecord(pointer), .deleteName(name)])
+        guard try await server.update(update) == .applied else {
+            throw UnicastDNSSDError(.conflict, "the records of \"\(instanceName)\" changed while they were being withdrawn; run --withdraw again")
+        }
+        return .withdrawn(port: port)
+    }
+
     /// The zone's SOA serial: browse again only when it changed since the last browse.
     public func serial(of zone: DNSName) async throws(UnicastDNSSDError) -> UInt32? {
         try await server.serial(of: zone)

@@ -21,6 +21,9 @@ struct SvcPublish {
     static func publish(_ options: PublishOptions) async throws -> ExitCode {
         // A log (standard output not a terminal) gets timestamps unless told otherwise.
         let output = EventOutput(json: options.json, timestamps: options.timestamps ?? (isatty(STDOUT_FILENO) != 1))
+        if options.withdraw, let settings = options.wideArea, let name = options.name {
+            return try await WideAreaPublication.withdrawLeftover(settings, name: name.value, type: options.type, domain: options.domain, output: output)
+        }
         let inbox: Inbox?
         do {
             inbox = try options.inbox.map { (path) throws(FileError) in try Inbox(directory: path) }

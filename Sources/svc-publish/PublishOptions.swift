@@ -23,6 +23,8 @@ struct PublishOptions: Sendable {
     }
     /// nil: register over mDNS through avahi-daemon.
     var wideArea: WideArea?
+    /// `--withdraw`: remove what a crashed publisher left in the unicast zone, then exit.
+    var withdraw = false
     var json = false
     var echo = false
     var inbox: String?
@@ -57,6 +59,7 @@ struct PublishOptions: Sendable {
             .domain,
             .init("dns-server", value: "address", help: "Register in the unicast zone --domain on this DNS server by signed DNS UPDATE\n(with --tsig-key) instead of over mDNS, so other subnets find the room."),
             .init("tsig-key", value: "path", completion: .file, help: "The TSIG key for --dns-server, as 'tsig-keygen' writes it; refused when others can\nread it (chmod 600)."),
+            .init("withdraw", help: "With --name and --dns-server: remove what a crashed publisher of this host left\nunder that name in the zone (only when nothing here serves its port), and exit."),
             .interface,
             .init("port", value: "port", help: "The TCP port to listen on (default: 0, any free port). Give one the firewall lets in when it only allows fixed ports."),
             .init("txt", value: "key=value", repeatable: true, help: "A TXT record item: key=value, key= or key alone."),
@@ -181,6 +184,10 @@ struct PublishOptions: Sendable {
             throw UsageError("--tsig-key signs updates to a DNS server: give --dns-server too")
         case (_?, nil):
             throw UsageError("--dns-server needs --tsig-key: the zone takes only signed updates")
+        }
+        withdraw = parsed.flag("withdraw")
+        if withdraw, wideArea == nil || name == nil {
+            throw UsageError("--withdraw removes a name from a unicast zone: give --name, --domain, --dns-server and --tsig-key")
         }
         if wideArea != nil, interface != nil {
             throw UsageError("--interface chooses an mDNS link; a unicast zone is reached through the DNS server: leave out --interface")

@@ -76,6 +76,40 @@ final class WideAreaPublication: Sendable {
         }
     }
 
+    /// `svc-publish --withdraw`: removes what a crashed publisher of this host left under
+    /// `name`, and says what it did.
+    static func withdrawLeftover(_ settings: PublishOptions.WideArea, name: String, type: DiscoveryCore.ServiceType, domain: ServiceDomain,
+                                 output: EventOutput) async throws -> ExitCode {
+        let outcome: UnicastServiceDirectory<LDNSServer>.LeftoverOutcome
+        let zone: DNSName
+        do throws(UnicastDNSSDError) {
+            let key = try TSIGKey.load(path: settings.keyPath)
+            zone = try DNSName(dotted: domain.name)
+            guard let label = HostAddresses.hostLabel() else {
+                throw UnicastDNSSDError(.invalidName, "this host's name is not a DNS label (letters, digits and '-'); set a plain host name")
+            }
+            let directory = UnicastServiceDirectory(server: LDNSServer(address: settings.server, key: key))
+            outcome = try await directory.withdrawLeftover(name, type: try UnicastDNSSD.ServiceType(type.baseType), in: zone,
+                                                           host: try zone.prepending(label), isServed: { isServed(port: $0) })
+        } catch {
+            throw failure(error)
+        }
+        switch outcome {
+        case .withdrawn(let port):
+            output.emit("withdrawn", text: "withdrew \"\(name)\" \(type.baseType) \(domain) port \(port)", [
+                ("name", .string(name)), ("type", .string(type.baseType)), ("domain", .string(domain.name)), ("port", .integer(Int(port))),
+            ])
+            return .success
+        case .nothingThere:
+            Console.note("\"\(name)\" is not registered in \(zone): nothing to withdraw")
+            return .success
+        case .anotherHost(let host):
+            throw ToolFailure(.cannotCreate, "\"\(name)\" in \(zone) belongs to another host (\(host)): only a publisher on that host may withdraw it")
+        case .stillServed(let port):
+            throw ToolFailure(.temporaryFailure, "\"\(name)\" in \(zone) is served on this host (port \(port)): stop that svc-publish instead; it withdraws the name as it exits")
+        }
+    }
+
     /// The tool's failure for an error of the unicast DNS-SD module.
     static func failure(_ error: UnicastDNSSDError) -> ToolFailure {
         let code: ExitCode = switch error.code {
@@ -91,7 +125,7 @@ final class WideAreaPublication: Sendable {
 
 /// Whether something on this host accepts TCP connections on `port` (our own room does while
 /// it runs): an SRV of ours on a port nobody serves is a crashed publisher's leftover.
-private func isServed(port: UInt16) -> Bool {
+func isServed(port: UInt16) -> Bool {
     for family in [AF_INET6, AF_INET] {
         let fd = socket(family, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
         guard fd >= 0 else { continue }

@@ -179,6 +179,59 @@ final class WideAreaTests: XCTestCase {
         XCTAssertEqual(publisher.waitForExit(timeout: 10), 0, publisher.transcript)
     }
 
+    func testACrashedPublishersRecordsAreTakenBackByItsSuccessorOnTheSameHost() throws {
+        let name = TestLAN.uniqueName("crashed")
+        let label = name.replacingOccurrences(of: " ", with: "\\032")
+        let crashed = try publish(name)
+        let first = try XCTUnwrap(crashed.waitForEvent { $0["event"] as? String == "registered" }, crashed.transcript)
+        crashed.signal(SIGKILL)
+        _ = crashed.waitForExit(timeout: 10)
+        // BIND keeps the records (it ignores update leases): the name is taken by a leftover.
+        XCTAssertEqual(try dig(from: "b", "\(label)._p2pipp._tcp.lab.test.", "SRV").count, 1)
+
+        // On the same host, nothing serves the old port: the records are provably ours and
+        // are replaced, even under --conflict fail. Another host's would not be (see above).
+        let successor = try publish(name, ["--conflict", "fail"])
+        let second = try XCTUnwrap(successor.waitForEvent { $0["event"] as? String == "registered" }, successor.transcript)
+        XCTAssertEqual(second["name"] as? String, name)
+        let port = try XCTUnwrap(second["port"] as? Int)
+        XCTAssertNotEqual(port, first["port"] as? Int)
+        XCTAssertEqual(try dig(from: "b", "\(label)._p2pipp._tcp.lab.test.", "SRV"), ["0 0 \(port) \(lan)-a.lab.test."])
+        successor.signal(SIGTERM)
+        XCTAssertEqual(successor.waitForExit(timeout: 10), 0, successor.transcript)
+    }
+
+    func testWithdrawRemovesOnlyACrashedPublishersLeftover() throws {
+        let name = TestLAN.uniqueName("gone")
+        let label = name.replacingOccurrences(of: " ", with: "\\032")
+        let live = try publish(name)
+        let registered = try XCTUnwrap(live.waitForEvent { $0["event"] as? String == "registered" }, live.transcript)
+        let port = try XCTUnwrap(registered["port"] as? Int)
+
+        // Served right now: --withdraw leaves it alone (75); from the other host it is not theirs (73).
+        let early = try publish(name, ["--withdraw"])
+        XCTAssertEqual(early.waitForExit(timeout: 20), 75, early.transcript)
+        XCTAssertTrue(early.stderr.contains { $0.contains("is served on this host (port \(port)): stop that svc-publish instead") }, early.transcript)
+        let foreign = try publish(name, on: "b", ["--withdraw"])
+        XCTAssertEqual(foreign.waitForExit(timeout: 20), 73, foreign.transcript)
+        XCTAssertTrue(foreign.stderr.contains { $0.contains("belongs to another host (\(lan)-a.lab.test.)") }, foreign.transcript)
+
+        live.signal(SIGKILL)
+        _ = live.waitForExit(timeout: 10)
+        XCTAssertEqual(try dig(from: "b", "\(label)._p2pipp._tcp.lab.test.", "SRV").count, 1, "a crash leaves the records")
+        let withdraw = try publish(name, ["--withdraw"])
+        XCTAssertEqual(withdraw.waitForExit(timeout: 20), 0, withdraw.transcript)
+        let event = try XCTUnwrap(withdraw.jsonEvents.first, withdraw.transcript)
+        XCTAssertEqual(event["event"] as? String, "withdrawn")
+        XCTAssertEqual(event["port"] as? Int, port)
+        XCTAssertEqual(try dig(from: "b", "\(label)._p2pipp._tcp.lab.test.", "SRV"), [])
+        XCTAssertFalse(try dig(from: "b", "_p2pipp._tcp.lab.test.", "PTR").contains("\(label)._p2pipp._tcp.lab.test."))
+
+        let again = try publish(name, ["--withdraw"])
+        XCTAssertEqual(again.waitForExit(timeout: 20), 0, again.transcript)
+        XCTAssertTrue(again.stderr.contains { $0.contains("is not registered in lab.test.: nothing to withdraw") }, again.transcript)
+    }
+
     func testAKeyTheZoneDoesNotGrantIsRefusedWithItsReason() throws {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("wide-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)

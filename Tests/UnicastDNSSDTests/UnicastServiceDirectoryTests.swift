@@ -83,3 +83,33 @@ final class UnicastServiceDirectoryTests: XCTestCase {
         XCTAssertEqual(names, ["Fine"])
     }
 }
+
+final class LeftoverTests: XCTestCase {
+    let zone = try! DNSName(dotted: "lab.test.")
+    let type = try! ServiceType("_p2pipp._tcp")
+    let hostA = try! DNSName(dotted: "a.lab.test.")
+
+    func register(_ name: String, host: String, port: UInt16, on server: InMemoryDNSServer) async throws {
+        let instance = try ServiceInstance(instanceName: name, type: type, zone: zone, host: try DNSName(dotted: host + ".lab.test."),
+                                           port: port, txt: [], addresses: [IPAddress("10.78.1.1")!])
+        _ = try await UnicastServiceDirectory(server: server).register(instance, ttl: 30, conflict: .fail, isOurLeftover: { _ in false })
+    }
+
+    func testOnlyOurUnservedRecordsAreWithdrawn() async throws {
+        let server = InMemoryDNSServer()
+        let directory = UnicastServiceDirectory(server: server)
+        try await register("Mine", host: "a", port: 4000, on: server)
+        try await register("Theirs", host: "b", port: 5000, on: server)
+
+        var outcome = try await directory.withdrawLeftover("Nobody", type: type, in: zone, host: hostA, isServed: { _ in false })
+        XCTAssertEqual(outcome, .nothingThere)
+        outcome = try await directory.withdrawLeftover("Theirs", type: type, in: zone, host: hostA, isServed: { _ in false })
+        XCTAssertEqual(outcome, .anotherHost(try DNSName(dotted: "b.lab.test.")))
+        outcome = try await directory.withdrawLeftover("Mine", type: type, in: zone, host: hostA, isServed: { $0 == 4000 })
+        XCTAssertEqual(outcome, .stillServed(port: 4000))
+        outcome = try await directory.withdrawLeftover("Mine", type: type, in: zone, host: hostA, isServed: { _ in false })
+        XCTAssertEqual(outcome, .withdrawn(port: 4000))
+        let left = try await directory.browse(type, in: zone)
+        XCTAssertEqual(left, ["Theirs"])
+    }
+}
