@@ -124,6 +124,11 @@ public struct ServiceInstance: Sendable, Hashable {
         try ServiceInstance(instanceName: name, type: type, zone: zone, host: host, port: port, txt: txt, addresses: addresses)
     }
 
+    /// The same instance on other addresses (the host's changed).
+    public func moved(to addresses: [IPAddress]) throws(UnicastDNSSDError) -> ServiceInstance {
+        try ServiceInstance(instanceName: instanceName, type: type, zone: zone, host: host, port: port, txt: txt, addresses: addresses)
+    }
+
     /// The SRV record alone: what a refresh checks is still ours.
     public func serviceRecord(ttl: UInt32) throws(UnicastDNSSDError) -> ResourceRecord {
         ResourceRecord(name: try instanceDNSName(), ttl: ttl, data: .service(priority: 0, weight: 0, port: port, target: host))

@@ -62,12 +62,16 @@ public struct UnicastServiceDirectory<Server: UnicastDNSServer>: Sendable {
         }
     }
 
-    /// Renews the TTLs of a registration if its SRV is still ours.
+    /// Renews the TTLs of a registration if its SRV is still ours; with `previous`, the
+    /// address records `previous` had and `instance` has not are removed in the same update
+    /// (the host's addresses changed).
     /// - Returns: false when the SRV is gone or another's: the caller registers again.
-    public func refresh(_ instance: ServiceInstance, ttl: UInt32) async throws(UnicastDNSSDError) -> Bool {
+    public func refresh(_ instance: ServiceInstance, ttl: UInt32, replacing previous: ServiceInstance? = nil) async throws(UnicastDNSSDError) -> Bool {
         let ours = try instance.serviceRecord(ttl: ttl)
+        let gone = (previous?.addresses ?? []).filter { !instance.addresses.contains($0) }
+            .map { DNSUpdate.Change.deleteRecord(ResourceRecord(name: instance.host, ttl: 0, data: .address($0))) }
         let update = DNSUpdate(zone: instance.zone, prerequisites: [.recordExists(ours)],
-                               changes: try instance.records(ttl: ttl).map(DNSUpdate.Change.add))
+                               changes: gone + (try instance.records(ttl: ttl).map(DNSUpdate.Change.add)))
         return try await server.update(update) == .applied
     }
 

@@ -55,12 +55,18 @@ final class WideAreaPublication: Sendable {
         }
     }
 
-    /// Checks and renews the records; registers them again (perhaps renamed) when they are
-    /// gone. Returns the new name when it changed. A server that cannot be reached now is
+    /// Checks and renews the records, following the host's addresses when they changed;
+    /// registers them again (perhaps renamed) when they are gone. Returns the new name when it changed. A server that cannot be reached now is
     /// reported by the caller and tried again at the next refresh.
     func refresh() async throws(UnicastDNSSDError) -> String? {
-        let instance = current.withLock { $0 }
-        if try await directory.refresh(instance, ttl: Self.ttl) { return nil }
+        let previous = current.withLock { $0 }
+        // The host's addresses may have changed (a new lease, a cable moved): follow them.
+        let addresses = HostAddresses.routable()
+        let instance = addresses.isEmpty || Set(addresses) == Set(previous.addresses) ? previous : try previous.moved(to: addresses)
+        if try await directory.refresh(instance, ttl: Self.ttl, replacing: previous) {
+            current.withLock { $0 = instance }
+            return nil
+        }
         let registered = try await directory.register(instance, ttl: Self.ttl, conflict: policy, isOurLeftover: { !isServed(port: $0) })
         current.withLock { $0 = registered }
         return registered.instanceName

@@ -232,6 +232,28 @@ final class WideAreaTests: XCTestCase {
         XCTAssertTrue(again.stderr.contains { $0.contains("is not registered in lab.test.: nothing to withdraw") }, again.transcript)
     }
 
+    func testTheRegistrationFollowsTheHostsAddresses() throws {
+        let name = TestLAN.uniqueName("moving")
+        let publisher = try publish(name)
+        XCTAssertNotNil(publisher.waitForEvent { $0["event"] as? String == "registered" }, publisher.transcript)
+        let host = "\(lan)-a.lab.test."
+        XCTAssertEqual(try dig(from: "b", host, "A"), ["10.78.1.1"])
+        // A second address on a's cable (a new lease): the next refresh (every 10 s) adds it,
+        // and once it is gone again, removes it.
+        let extra = try finished(on: "a", ["ip", "addr", "add", "10.78.1.111/24", "dev", "veth0"])
+        XCTAssertEqual(extra.status, 0, extra.process.transcript)
+        defer { _ = try? finished(on: "a", ["ip", "addr", "del", "10.78.1.111/24", "dev", "veth0"]) }
+        var deadline = Date().addingTimeInterval(15)
+        while try dig(from: "b", host, "A").sorted() != ["10.78.1.1", "10.78.1.111"] && Date() < deadline { usleep(500_000) }
+        XCTAssertEqual(try dig(from: "b", host, "A").sorted(), ["10.78.1.1", "10.78.1.111"])
+        XCTAssertEqual(try finished(on: "a", ["ip", "addr", "del", "10.78.1.111/24", "dev", "veth0"]).status, 0)
+        deadline = Date().addingTimeInterval(15)
+        while try dig(from: "b", host, "A") != ["10.78.1.1"] && Date() < deadline { usleep(500_000) }
+        XCTAssertEqual(try dig(from: "b", host, "A"), ["10.78.1.1"])
+        publisher.signal(SIGTERM)
+        XCTAssertEqual(publisher.waitForExit(timeout: 10), 0, publisher.transcript)
+    }
+
     func testAKeyTheZoneDoesNotGrantIsRefusedWithItsReason() throws {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("wide-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)

@@ -37,6 +37,18 @@ final class UnicastServiceDirectoryTests: XCTestCase {
         XCTAssertFalse(refreshedAgain, "a refresh of withdrawn records must report them lost")
     }
 
+    func testARefreshFollowsNewAddresses() async throws {
+        let server = InMemoryDNSServer()
+        let directory = UnicastServiceDirectory(server: server)
+        let room = try instance("Room", host: "a", port: 4000)
+        _ = try await directory.register(room, ttl: 30, conflict: .fail, isOurLeftover: { _ in false })
+        let moved = try room.moved(to: [IPAddress("10.78.1.9")!, IPAddress("fd00::9")!])
+        let refreshed = try await directory.refresh(moved, ttl: 30, replacing: room)
+        XCTAssertTrue(refreshed)
+        let resolved = try await directory.resolve("Room", type: type, in: zone)
+        XCTAssertEqual(resolved?.addresses, [IPAddress("10.78.1.9")!, IPAddress("fd00::9")!])
+    }
+
     func testConflictWithAnotherHost() async throws {
         let server = InMemoryDNSServer()
         let directory = UnicastServiceDirectory(server: server)
