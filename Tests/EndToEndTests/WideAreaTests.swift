@@ -254,6 +254,27 @@ final class WideAreaTests: XCTestCase {
         XCTAssertEqual(publisher.waitForExit(timeout: 10), 0, publisher.transcript)
     }
 
+    func testAvahisOwnBrowserResolvesWhatSvcRegistered() throws {
+        let name = "interop-\(UInt32.random(in: 1000...9999))"
+        let publisher = try publish(name)
+        let registered = try XCTUnwrap(publisher.waitForEvent { $0["event"] as? String == "registered" }, publisher.transcript)
+        let port = try XCTUnwrap(registered["port"] as? Int)
+        let key = try XCTUnwrap(registered["key"] as? String)
+        // avahi-daemon on b (wide-area on, resolv.conf naming the DNS host) reads the zone.
+        let browse = try finished(on: "b", ["avahi-browse", "-d", "lab.test", "-r", "-t", "-p", "_p2pipp._tcp"])
+        XCTAssertEqual(browse.status, 0, browse.process.transcript)
+        let resolved = browse.process.stdout.first { $0.hasPrefix("=;") && $0.contains(";\(name);") }
+        let fields = try XCTUnwrap(resolved, browse.process.transcript).split(separator: ";", omittingEmptySubsequences: false).map(String.init)
+        XCTAssertEqual(fields.count, 10, "\(fields)")
+        XCTAssertEqual(fields[5], "lab.test")
+        XCTAssertEqual(fields[6], "\(lan)-a.lab.test")
+        XCTAssertEqual(fields[7], "10.78.1.1")
+        XCTAssertEqual(fields[8], String(port))
+        XCTAssertEqual(fields[9], "\"key=\(key)\"")
+        publisher.signal(SIGTERM)
+        XCTAssertEqual(publisher.waitForExit(timeout: 10), 0, publisher.transcript)
+    }
+
     func testAKeyTheZoneDoesNotGrantIsRefusedWithItsReason() throws {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("wide-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
