@@ -60,6 +60,15 @@ let package = Package(
             providers: [.apt(["libssl-dev"])]
         ),
 
+        // NLnet Labs' ldns, for DNS UPDATE with TSIG and unicast DNS-SD queries; only
+        // UnicastDNSSD imports it.
+        .systemLibrary(
+            name: "CLDNS",
+            path: "Modules/CLDNS",
+            pkgConfig: "ldns",
+            providers: [.apt(["libldns-dev"])]
+        ),
+
         // libsodium, for CPace over ristretto255 (room codes); only RoomCodeExchange imports it.
         .systemLibrary(
             name: "CSodium",
@@ -94,6 +103,9 @@ let package = Package(
         .target(name: "SecureTransport", dependencies: ["CSSL", "TransportCore", "TransportPOSIX"]),
         // Room codes and the CPace exchange that checks them: the only importer of CSodium.
         .target(name: "RoomCodeExchange", dependencies: ["CSodium", "TransportCore"]),
+        // Unicast DNS-SD (RFC 6763) in a zone on a DNS server, registered by signed DNS UPDATE:
+        // the only importer of CLDNS.
+        .target(name: "UnicastDNSSD", dependencies: ["CLDNS"]),
         // Rooms, heartbeats, reconnects and file transfer over TransportPOSIX.
         .target(name: "Messaging", dependencies: ["CCrypto", "MessagingCore", "RoomCodeExchange", "TransportCore", "TransportPOSIX", "DNSSD", "DiscoveryCore"]),
 
@@ -108,16 +120,16 @@ let package = Package(
         .executableTarget(
             name: "svc-publish",
             dependencies: ["DNSSD", "DiscoveryCore", "TransportPOSIX", "TransportCore", "Messaging", "MessagingCore", "CommandLineSupport", "MessagingCommandLine", "SecureTransport",
-                           "FirewallRules", "HostFirewall", "PeerTrust", "RoomCodeExchange"]
+                           "FirewallRules", "HostFirewall", "PeerTrust", "RoomCodeExchange", "UnicastDNSSD"]
         ),
         .executableTarget(
             name: "svc-browse",
-            dependencies: ["DNSSD", "DiscoveryCore", "TransportCore", "TransportPOSIX", "MessagingCore", "CommandLineSupport", "SecureTransport"]
+            dependencies: ["DNSSD", "DiscoveryCore", "TransportCore", "TransportPOSIX", "MessagingCore", "CommandLineSupport", "SecureTransport", "UnicastDNSSD"]
         ),
         .executableTarget(
             name: "svc-connect",
             dependencies: ["DNSSD", "DiscoveryCore", "TransportPOSIX", "TransportCore", "Messaging", "MessagingCore", "CommandLineSupport", "MessagingCommandLine", "PeerTrust", "SecureTransport",
-                           "RoomCodeExchange"]
+                           "RoomCodeExchange", "UnicastDNSSD"]
         ),
         .executableTarget(
             name: "svc-doctor",
@@ -155,6 +167,7 @@ let package = Package(
         .testTarget(name: "RoomCodeExchangeTests", dependencies: ["RoomCodeExchange", "TransportCore"]),
         .testTarget(name: "CommandLineSupportTests", dependencies: ["CommandLineSupport", "DNSSD"]),
         // Runs the built tools on the virtual LAN (Scripts/lan); see Scripts/test.
+        .testTarget(name: "UnicastDNSSDTests", dependencies: ["UnicastDNSSD"]),
         .testTarget(name: "EndToEndTests", dependencies: ["DNSSD", "DiscoveryCore"]),
     ]
 )

@@ -13,6 +13,15 @@ public struct ResolvedService: Sendable, Hashable {
     public let txtBytes: [UInt8]
     /// The TXT record decoded per RFC 6763 §6.4, or nil when it is malformed.
     public var txt: TXTRecord? { try? TXTRecord(decoding: txtBytes) }
+
+    /// A service resolved some other way (in a unicast zone, straight from its DNS server).
+    public init(instance: ServiceInstance, hostTarget: String, port: UInt16, interface: NetworkInterface, txtBytes: [UInt8]) {
+        self.instance = instance
+        self.hostTarget = hostTarget
+        self.port = port
+        self.interface = interface
+        self.txtBytes = txtBytes
+    }
 }
 
 extension ServiceInstance {

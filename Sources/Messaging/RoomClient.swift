@@ -245,9 +245,11 @@ public final class RoomClient: @unchecked Sendable {
     /// A client that reaches the server through DNS-SD and TCP, and lives on `loop`: its
     /// state, its connection, its timers, and where events are delivered.
     /// - Parameters:
+    ///   - connector: how to reach the server; nil for DNS-SD and TCP. Its streams must live on `loop`.
     ///   - fileWork: where received files are written and hashed; nil for a queue of their own.
-    public convenience init(options: Options, loop: EventLoop, fileWork: (any Executor)? = nil, onEvent: @escaping @Sendable (Event) -> Void) {
-        self.init(options: options, executor: loop, scheduler: loop, connector: { options, timeout in
+    public convenience init(options: Options, loop: EventLoop, connector: Connector? = nil, fileWork: (any Executor)? = nil,
+                            onEvent: @escaping @Sendable (Event) -> Void) {
+        self.init(options: options, executor: loop, scheduler: loop, connector: connector ?? { options, timeout in
             try await RoomClient.connectOverTCP(options, loop, timeout)
         }, fileWork: fileWork, onEvent: onEvent)
     }

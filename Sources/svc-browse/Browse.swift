@@ -9,7 +9,13 @@ import TransportPOSIX
 struct SvcBrowse {
     static func main() async {
         await ToolMain.run(BrowseOptions.spec, validate: BrowseOptions.init, json: { $0.json }) { options in
-            if options.allTypes { try await browseAllTypes(options) } else { try await browse(options) }
+            if options.allTypes {
+                try await browseAllTypes(options)
+            } else if options.isUnicast {
+                try await WideAreaBrowse.browse(options)
+            } else {
+                try await browse(options)
+            }
             return .success
         }
     }

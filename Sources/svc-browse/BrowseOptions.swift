@@ -1,9 +1,10 @@
 import CommandLineSupport
 import DiscoveryCore
+import UnicastDNSSD
 
 /// svc-browse's validated command line.
 struct BrowseOptions: Sendable {
-    var type: ServiceType = .p2pipp
+    var type: DiscoveryCore.ServiceType = .p2pipp
     var domain: ServiceDomain = .local
     /// Every service type on the network (`--all`) instead of `type`.
     var allTypes = false
@@ -13,6 +14,10 @@ struct BrowseOptions: Sendable {
     var once = false
     var timeout: Duration?
     var json = false
+    /// `--dns-server`: the server of a unicast --domain (default: resolv.conf's first).
+    var dnsServer: IPAddress?
+    /// Whether --domain is a unicast zone, browsed on its DNS server instead of over mDNS.
+    var isUnicast: Bool { domain != .local }
 
     static let spec = CommandSpec(
         name: "svc-browse",
@@ -21,6 +26,7 @@ struct BrowseOptions: Sendable {
         options: [
             .serviceType,
             .domain,
+            .init("dns-server", value: "address", help: "The DNS server of a unicast --domain (default: the first nameserver of\n/etc/resolv.conf)."),
             .init("all", help: "List every service type on the network, and the instances of each."),
             .interface,
             .init("resolve", help: "Also show each service's host, port, addresses and TXT record."),
@@ -44,6 +50,10 @@ struct BrowseOptions: Sendable {
               \(AllTypesState.defaultMaximumTypes) types and \(AllTypesState.defaultMaximumInstances) instances are kept; types that are not _name._tcp
               or _name._udp with a valid RFC 6335 name are left out.
               With --interface, "interfaces" names only that interface.
+              A --domain other than local. is a unicast zone (across subnets), read from its
+              DNS server: its SOA serial is asked every 2 s and the instances (all of them,
+              however many) read again when it changed; there are no "interfaces", and
+              --all, --interface and --verify do not apply.
               When the reader of standard output goes away ('svc-browse | head -1'), it
               exits 0.
 
@@ -67,5 +77,13 @@ struct BrowseOptions: Sendable {
         once = parsed.flag("once")
         json = parsed.flag("json")
         if let text = parsed.value("timeout") { timeout = try parseSeconds(text, option: "timeout") }
+        if let text = parsed.value("dns-server") {
+            guard let address = IPAddress(text) else { throw UsageError("--dns-server takes an IPv4 or IPv6 address, not '\(text)'") }
+            guard isUnicast else { throw UsageError("--dns-server is the server of a unicast zone: give the zone with --domain, e.g. --domain lab.example.") }
+            dnsServer = address
+        }
+        if isUnicast, allTypes || interface != nil || verify {
+            throw UsageError("--all, --interface and --verify work on the local link (mDNS), not in the unicast zone \(domain)")
+        }
     }
 }

@@ -51,7 +51,8 @@ struct SvcConnect {
             throw ToolFailure(.osError, "cannot start the event loop: \(error)")
         }
         defer { loop.shutdown() }
-        let client = RoomClient(options: clientOptions, loop: loop) { event in
+        let connector = options.isUnicast ? try WideAreaConnector.make(options, loop: loop) : nil
+        let client = RoomClient(options: clientOptions, loop: loop, connector: connector) { event in
             if case .roomCodeConfirmed(let session) = event { trust.roomCodeConfirmed(session) }
             if case .joined(_, let session) = event { trust.joined(session) }
             printer.print(event)

@@ -1,5 +1,6 @@
 import CommandLineSupport
 import DiscoveryCore
+import UnicastDNSSD
 import MessagingCore
 import RoomCodeExchange
 import TransportCore
@@ -7,9 +8,13 @@ import TransportCore
 /// svc-connect's validated command line.
 struct ConnectOptions: Sendable {
     var name: String
-    var type: ServiceType = .p2pipp
+    var type: DiscoveryCore.ServiceType = .p2pipp
     var domain: ServiceDomain = .local
     var interface: NetworkInterface?
+    /// `--dns-server`: the server of a unicast --domain (default: resolv.conf's first).
+    var dnsServer: UnicastDNSSD.IPAddress?
+    /// Whether --domain is a unicast zone, resolved on its DNS server instead of over mDNS.
+    var isUnicast: Bool { domain != .local }
     var timeout: Duration = .seconds(5)
     var message: String?
     var memberName: String?
@@ -41,6 +46,7 @@ struct ConnectOptions: Sendable {
         options: [
             .serviceType,
             .domain,
+            .init("dns-server", value: "address", help: "The DNS server of a unicast --domain (default: the first nameserver of\n/etc/resolv.conf)."),
             .interface,
             .init("timeout", value: "seconds", help: "How long finding and connecting may take (default: 5)."),
             .init("as", value: "name", help: "Your name in the room (default: user@host); a taken name gets a suffix."),
@@ -137,6 +143,14 @@ struct ConnectOptions: Sendable {
         type = try parsed.serviceType()
         domain = try parsed.domain()
         interface = try parsed.networkInterface()
+        if let text = parsed.value("dns-server") {
+            guard let address = UnicastDNSSD.IPAddress(text) else { throw UsageError("--dns-server takes an IPv4 or IPv6 address, not '\(text)'") }
+            guard isUnicast else { throw UsageError("--dns-server is the server of a unicast zone: give the zone with --domain, e.g. --domain lab.example.") }
+            dnsServer = address
+        }
+        if isUnicast, interface != nil {
+            throw UsageError("--interface chooses an mDNS link; a unicast zone is reached through its DNS server: leave out --interface")
+        }
         if let text = parsed.value("timeout") { timeout = try parseSeconds(text, option: "timeout") }
         message = parsed.value("message")
         if let message, message.contains("\n") { throw UsageError("--message takes one line; it may not contain a newline") }

@@ -21,6 +21,9 @@ struct SvcPublish {
     static func publish(_ options: PublishOptions) async throws -> ExitCode {
         // A log (standard output not a terminal) gets timestamps unless told otherwise.
         let output = EventOutput(json: options.json, timestamps: options.timestamps ?? (isatty(STDOUT_FILENO) != 1))
+        if options.withdraw, let settings = options.wideArea, let name = options.name {
+            return try await WideAreaPublication.withdrawLeftover(settings, name: name.value, type: options.type, domain: options.domain, output: output)
+        }
         let inbox: Inbox?
         do {
             inbox = try options.inbox.map { (path) throws(FileError) in try Inbox(directory: path) }
@@ -44,10 +47,22 @@ struct SvcPublish {
         } catch {
             throw ToolFailure(.osError, "cannot listen on TCP port \(options.port): \(error)")
         }
-        let registration = try await ServiceRegistration.register(.init(
-            name: options.name, type: options.type, domain: options.domain, port: listener.port,
-            txt: try announcing(identity, in: options.txt), interface: options.interface, conflictPolicy: options.conflictPolicy))
-        let name = registration.name
+        let txt = try announcing(identity, in: options.txt)
+        // Over mDNS through avahi-daemon, or in a unicast zone by signed DNS UPDATE.
+        let registration: ServiceRegistration?
+        let wideArea: WideAreaPublication?
+        if let settings = options.wideArea {
+            let name = options.name?.value ?? HostAddresses.hostLabel().map { String(decoding: $0, as: UTF8.self) } ?? "svc"
+            wideArea = try await WideAreaPublication.register(settings, name: name, type: options.type, domain: options.domain,
+                                                              port: listener.port, txt: txt, conflict: options.conflictPolicy)
+            registration = nil
+        } else {
+            registration = try await ServiceRegistration.register(.init(
+                name: options.name, type: options.type, domain: options.domain, port: listener.port,
+                txt: txt, interface: options.interface, conflictPolicy: options.conflictPolicy))
+            wideArea = nil
+        }
+        let name = wideArea?.name ?? registration?.name ?? ""
         let onInterface = options.interface.map { " on \($0.name)" } ?? ""
         output.emit("registered", text: "registered \"\(name)\" \(options.type.baseType) \(options.domain)\(onInterface) port \(listener.port) key \(identity.fingerprint.full)", [
             ("name", .string(name)), ("type", .string(options.type.baseType)),
@@ -122,10 +137,29 @@ struct SvcPublish {
             }
         }, onEnd: {})
 
+        /// Renews a unicast registration while the room runs; stopped before the withdrawal.
+        let refresher = Mutex<Task<Void, Never>?>(nil)
         let failure = await withCheckedContinuation { (stopped: CheckedContinuation<DNSSDError?, Never>) in
             let once = ResumeOnce(stopped)
             quit.withLock { $0 = once }
             let signals = TerminationSignals(queue: DispatchQueue(label: "svc.publish.signals")) { _ in once.resume(nil) }
+            if let wideArea {
+                refresher.withLock { $0 = Task {
+                    while !Task.isCancelled {
+                        try? await Task.sleep(for: WideAreaPublication.refreshInterval)
+                        do {
+                            if let newName = try await wideArea.refresh() {
+                                loop.execute { room.rename(newName) }
+                                output.emit("restored", text: "registered again as \"\(newName)\"", [("name", .string(newName))])
+                            }
+                        } catch {
+                            Console.note("could not refresh the registration: \(error); trying again in \(WideAreaPublication.refreshInterval.components.seconds) s")
+                        }
+                    }
+                    withExtendedLifetime(signals) {}
+                } }
+            }
+            guard let registration else { return }
             Task {
                 for await event in registration.events {
                     switch event {
@@ -144,7 +178,12 @@ struct SvcPublish {
                 withExtendedLifetime(signals) {}
             }
         }
-        await registration.cancel()
+        await registration?.cancel()
+        if let task = refresher.withLock({ $0 }) {
+            task.cancel()
+            await task.value  // a refresh in flight must not register again after the withdrawal
+        }
+        await wideArea?.withdraw()
         listener.cancel()
         await room.closeAll(within: .seconds(2))
         if let failure { throw failure }

@@ -3,18 +3,28 @@ import DNSSD
 import DiscoveryCore
 import MessagingCore
 import RoomCodeExchange
+import UnicastDNSSD
 
 /// svc-publish's validated command line.
 struct PublishOptions: Sendable {
     var name: InstanceName?
-    var type: ServiceType = .p2pipp
+    var type: DiscoveryCore.ServiceType = .p2pipp
     var domain: ServiceDomain = .local
     var interface: NetworkInterface?
     var port: UInt16 = 0
     var txt = TXTRecord()
     /// The TXT item that announces the room's key (docs/PROTOCOL.md, *The secure link*).
     static let keyTXTItem = "key"
-    var conflictPolicy: ConflictPolicy = .rename
+    var conflictPolicy: DNSSD.ConflictPolicy = .rename
+    /// Where and how to register in a unicast zone (`--dns-server`, `--tsig-key`).
+    struct WideArea: Sendable {
+        var server: IPAddress
+        var keyPath: String
+    }
+    /// nil: register over mDNS through avahi-daemon.
+    var wideArea: WideArea?
+    /// `--withdraw`: remove what a crashed publisher left in the unicast zone, then exit.
+    var withdraw = false
     var json = false
     var echo = false
     var inbox: String?
@@ -47,10 +57,13 @@ struct PublishOptions: Sendable {
             .init("name", value: "name", help: "The instance name, 1 to 63 bytes of UTF-8 (default: the host name)."),
             .serviceType,
             .domain,
+            .init("dns-server", value: "address", help: "Register in the unicast zone --domain on this DNS server by signed DNS UPDATE\n(with --tsig-key) instead of over mDNS, so other subnets find the room."),
+            .init("tsig-key", value: "path", completion: .file, help: "The TSIG key for --dns-server, as 'tsig-keygen' writes it; refused when others can\nread it (chmod 600)."),
+            .init("withdraw", help: "With --name and --dns-server: remove what a crashed publisher of this host left\nunder that name in the zone (only when nothing here serves its port), and exit."),
             .interface,
             .init("port", value: "port", help: "The TCP port to listen on (default: 0, any free port). Give one the firewall lets in when it only allows fixed ports."),
             .init("txt", value: "key=value", repeatable: true, help: "A TXT record item: key=value, key= or key alone."),
-            .init("conflict", value: "policy", completion: .values(ConflictPolicy.allCases.map(\.rawValue)), help: "When the name is taken: rename (default) or fail."),
+            .init("conflict", value: "policy", completion: .values(DNSSD.ConflictPolicy.allCases.map(\.rawValue)), help: "When the name is taken: rename (default) or fail."),
             .json,
             .init("echo", help: "Answer every text with the same text, to its sender (for tests and benchmarks)."),
             .init("inbox", value: "dir", completion: .directory, help: "Accept files from peers into this directory (default: refuse files)."),
@@ -154,10 +167,30 @@ struct PublishOptions: Sendable {
             throw UsageError("the TXT item '\(Self.keyTXTItem)' announces the room's key and is set by svc-publish; give your item another name")
         }
         if let text = parsed.value("conflict") {
-            guard let policy = ConflictPolicy(rawValue: text) else {
+            guard let policy = DNSSD.ConflictPolicy(rawValue: text) else {
                 throw UsageError("--conflict takes 'rename' or 'fail', not '\(text)'")
             }
             conflictPolicy = policy
+        }
+        switch (parsed.value("dns-server"), parsed.value("tsig-key")) {
+        case (nil, nil):
+            break
+        case (let server?, let key?):
+            guard let address = IPAddress(server) else { throw UsageError("--dns-server takes an IPv4 or IPv6 address, not '\(server)'") }
+            guard domain != .local else { throw UsageError("--dns-server registers in a unicast zone: give it with --domain, e.g. --domain lab.example.") }
+            guard !key.isEmpty else { throw UsageError("--tsig-key takes the path of a key file, not an empty string") }
+            wideArea = WideArea(server: address, keyPath: key)
+        case (nil, _?):
+            throw UsageError("--tsig-key signs updates to a DNS server: give --dns-server too")
+        case (_?, nil):
+            throw UsageError("--dns-server needs --tsig-key: the zone takes only signed updates")
+        }
+        withdraw = parsed.flag("withdraw")
+        if withdraw, wideArea == nil || name == nil {
+            throw UsageError("--withdraw removes a name from a unicast zone: give --name, --domain, --dns-server and --tsig-key")
+        }
+        if wideArea != nil, interface != nil {
+            throw UsageError("--interface chooses an mDNS link; a unicast zone is reached through the DNS server: leave out --interface")
         }
         json = parsed.flag("json")
         echo = parsed.flag("echo")

@@ -18,6 +18,9 @@ enum TestLAN {
     /// The LAN whose hosts the svc-doctor tests break on purpose (SVC_TEST_LAN_DOCTOR,
     /// "<main>d" as Scripts/test names it), so no other test meets a broken host.
     static let doctor = environment["SVC_TEST_LAN_DOCTOR"] ?? main + "d"
+    /// The two-subnet LAN (SVC_TEST_LAN_WIDE; "wide" unless given): host a on 10.78.1.0/24,
+    /// b on 10.78.2.0/24, a router between them and a DNS host running BIND for `lab.test.`.
+    static let wide = environment["SVC_TEST_LAN_WIDE"] ?? "wide"
 
     static var binDirectory: String {
         if let dir = environment["SVC_BIN_DIR"] { return dir }

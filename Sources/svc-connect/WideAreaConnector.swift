@@ -1,0 +1,72 @@
+import CommandLineSupport
+import DNSSD
+import Dispatch
+import DiscoveryCore
+import Messaging
+import TransportCore
+import TransportPOSIX
+import UnicastDNSSD
+
+/// How svc-connect reaches a room registered in a unicast zone (`--domain ZONE`): the
+/// instance's SRV, TXT and addresses come straight from the zone's DNS server, then the
+/// addresses are raced over TCP as for a room found over mDNS.
+enum WideAreaConnector {
+    /// The connector for `RoomClient`, or a `ToolFailure` when the zone cannot be used at all.
+    static func make(_ options: ConnectOptions, loop: EventLoop) throws -> RoomClient.Connector {
+        let directory: UnicastServiceDirectory<LDNSServer>
+        let type: UnicastDNSSD.ServiceType
+        let zone: DNSName
+        do throws(UnicastDNSSDError) {
+            let server = if let given = options.dnsServer { given } else { try ResolvConf.firstServer() }
+            directory = UnicastServiceDirectory(server: LDNSServer(address: server, key: nil))
+            type = try UnicastDNSSD.ServiceType(options.type.baseType)
+            zone = try DNSName(dotted: options.domain.name)
+        } catch {
+            throw failure(error)
+        }
+        return { clientOptions, timeout in
+            let deadline = ContinuousClock.now + timeout
+            let name = clientOptions.instance.name
+            let found: ResolvedInstance?
+            do throws(UnicastDNSSDError) {
+                found = try await directory.resolve(name, type: type, in: zone)
+            } catch {
+                throw failure(error)
+            }
+            guard let found else {
+                let seen = (try? await directory.browse(type, in: zone)) ?? []
+                let names = seen.isEmpty ? "no \(options.type.baseType) services are registered in \(zone)"
+                    : "registered in \(zone): " + seen.prefix(10).map { "\"\($0)\"" }.joined(separator: ", ") + (seen.count > 10 ? ", ..." : "")
+                throw ToolFailure(.noHost, "no service named '\(name)' in \(zone); \(names)")
+            }
+            let resolved = ResolvedService(instance: clientOptions.instance, hostTarget: found.host.description, port: found.port,
+                                           interface: NetworkInterface(index: 0, name: "-"),
+                                           txtBytes: found.txt.flatMap { [UInt8(truncatingIfNeeded: $0.count)] + $0 })
+            let wrap = try clientOptions.securing?(resolved)
+            guard found.port != 0 else { throw TransportError("resolve", message: "the service's record gives port 0, where nothing can listen") }
+            let endpoints = found.addresses.compactMap { address -> SocketEndpoint? in
+                let bytes: [UInt8] = switch address { case .v4(let bytes), .v6(let bytes): bytes }
+                guard let address = TransportCore.IPAddress(bytes: bytes), address.unsuitableForAnnouncedService == nil else { return nil }
+                return SocketEndpoint(address: address, port: found.port)
+            }
+            guard !endpoints.isEmpty else {
+                throw TransportError("resolve", message: "\(found.host) has no address a service can have in \(zone)")
+            }
+            let (socket, winner) = try await TCPConnector.connect(to: endpoints, timeout: max(.milliseconds(1), deadline - .now), on: loop)
+            let connection = Connection(socket: socket, peer: winner, loop: loop)
+            // A connection never started is not on the loop yet: dropped when wrapping fails, it
+            // closes its socket.
+            return RoomClient.Connected(stream: try wrap?(connection, loop) ?? connection, endpoint: winner, candidates: endpoints)
+        }
+    }
+
+    static func failure(_ error: UnicastDNSSDError) -> ToolFailure {
+        let code: ExitCode = switch error.code {
+        case .noSuchZone, .invalidName, .refused: .configuration
+        case .unreachable: .unavailable
+        case .timeout: .temporaryFailure
+        default: .protocolError
+        }
+        return ToolFailure(code, error.description)
+    }
+}

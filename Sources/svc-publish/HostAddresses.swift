@@ -1,0 +1,45 @@
+import Glibc
+import UnicastDNSSD
+
+/// The addresses other subnets can reach this host at: every IPv4 address and every global
+/// IPv6 address of an interface that is up, loopback and link-local left out (a router does
+/// not forward link-local).
+enum HostAddresses {
+    static func routable() -> [IPAddress] {
+        var list: UnsafeMutablePointer<ifaddrs>?
+        guard getifaddrs(&list) == 0, let first = list else { return [] }
+        defer { freeifaddrs(list) }
+        var addresses: [IPAddress] = []
+        for entry in sequence(first: first, next: { $0.pointee.ifa_next }) {
+            let flags = Int32(bitPattern: entry.pointee.ifa_flags)
+            guard flags & Int32(IFF_UP) != 0, flags & Int32(IFF_LOOPBACK) == 0, let socketAddress = entry.pointee.ifa_addr else { continue }
+            switch Int32(socketAddress.pointee.sa_family) {
+            case AF_INET:
+                let bytes = socketAddress.withMemoryRebound(to: sockaddr_in.self, capacity: 1) { pointer in
+                    withUnsafeBytes(of: pointer.pointee.sin_addr) { Array($0) }
+                }
+                addresses.append(.v4(bytes))
+            case AF_INET6:
+                let bytes = socketAddress.withMemoryRebound(to: sockaddr_in6.self, capacity: 1) { pointer in
+                    withUnsafeBytes(of: pointer.pointee.sin6_addr) { Array($0) }
+                }
+                // fe80::/10 is link-local.
+                if bytes.count == 16, !(bytes[0] == 0xFE && bytes[1] & 0xC0 == 0x80) { addresses.append(.v6(bytes)) }
+            default:
+                continue
+            }
+        }
+        return addresses
+    }
+
+    /// This host's name as one DNS label (the part before the first dot), or nil when the
+    /// kernel's host name is not a usable label.
+    static func hostLabel() -> [UInt8]? {
+        var buffer = [CChar](repeating: 0, count: 256)
+        guard gethostname(&buffer, buffer.count - 1) == 0 else { return nil }
+        let name = buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }
+        let label = Array(name.prefix { $0 != UInt8(ascii: ".") })
+        let allowed = label.allSatisfy { ($0 >= 0x30 && $0 <= 0x39) || ($0 | 0x20 >= 0x61 && $0 | 0x20 <= 0x7A) || $0 == UInt8(ascii: "-") }
+        return !label.isEmpty && label.count <= DNSName.maximumLabelLength && allowed ? label : nil
+    }
+}

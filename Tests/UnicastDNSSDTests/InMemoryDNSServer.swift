@@ -1,0 +1,62 @@
+import Synchronization
+import UnicastDNSSD
+
+/// A zone held in memory with RFC 2136's semantics for the prerequisites and changes this
+/// module sends: the stand-in for BIND when testing the directory's logic.
+final class InMemoryDNSServer: UnicastDNSServer {
+    private let records = Mutex<[ResourceRecord]>([])
+    private let updates = Mutex(0)
+    /// Raised on every applied update, as a primary server raises its SOA serial.
+    private let serialNumber = Mutex<UInt32>(1)
+
+    var all: [ResourceRecord] { records.withLock { $0 } }
+    var updateCount: Int { updates.withLock { $0 } }
+
+    func insert(_ record: ResourceRecord) { records.withLock { $0.append(record) } }
+
+    private static func same(_ a: ResourceRecord, _ b: ResourceRecord) -> Bool {
+        a.name.sameName(as: b.name) && a.data == b.data
+    }
+
+    func update(_ update: DNSUpdate) async throws(UnicastDNSSDError) -> UpdateOutcome {
+        updates.withLock { $0 += 1 }
+        let outcome = records.withLock { zone -> UpdateOutcome in
+            for prerequisite in update.prerequisites {
+                switch prerequisite {
+                case .nameNotInUse(let name):
+                    if zone.contains(where: { $0.name.sameName(as: name) }) { return .prerequisiteFailed }
+                case .recordExists(let record):
+                    if !zone.contains(where: { Self.same($0, record) }) { return .prerequisiteFailed }
+                }
+            }
+            for change in update.changes {
+                switch change {
+                case .add(let record):
+                    zone.removeAll { Self.same($0, record) }
+                    zone.append(record)
+                case .deleteRecord(let record):
+                    zone.removeAll { Self.same($0, record) }
+                case .deleteName(let name):
+                    zone.removeAll { $0.name.sameName(as: name) }
+                }
+            }
+            return .applied
+        }
+        if outcome == .applied { serialNumber.withLock { $0 &+= 1 } }
+        return outcome
+    }
+
+    func serial(of zone: DNSName) async throws(UnicastDNSSDError) -> UInt32? { serialNumber.withLock { $0 } }
+
+    func query(_ name: DNSName, _ type: RecordType) async throws(UnicastDNSSDError) -> [ResourceRecord] {
+        records.withLock { zone in
+            zone.filter { record in
+                guard record.name.sameName(as: name) else { return false }
+                switch (record.data, type) {
+                case (.pointer, .ptr), (.service, .srv), (.text, .txt), (.address(.v4), .a), (.address(.v6), .aaaa): return true
+                default: return false
+                }
+            }
+        }
+    }
+}
