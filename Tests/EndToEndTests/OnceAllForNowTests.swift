@@ -12,8 +12,8 @@ final class OnceAllForNowTests: XCTestCase {
 
     /// Publishes `count` rooms of `type` on `host`; the last one is published just before the
     /// browse: only its registration is awaited, not its announcements.
-    func publish(_ names: [String], type: String, on host: String) throws -> [ToolProcess] {
-        let publishers = try names.map { try TestLAN.run("svc-publish", on: host, ["--name", $0, "--type", type, "--json"]) }
+    func publish(_ names: [String], type: String, on host: String, lan: String = TestLAN.main) throws -> [ToolProcess] {
+        let publishers = try names.map { try TestLAN.run("svc-publish", on: host, lan: lan, ["--name", $0, "--type", type, "--json"]) }
         for publisher in publishers {
             XCTAssertNotNil(publisher.waitForEvent(timeout: 20) { $0["event"] as? String == "registered" }, publisher.transcript)
         }
@@ -22,9 +22,9 @@ final class OnceAllForNowTests: XCTestCase {
 
     /// Runs `svc-browse --once --json --type TYPE` on host b; returns the listed names, the
     /// last event and the wall time the host measured (without Scripts/lan's own start-up).
-    func once(_ type: String) throws -> (names: Set<String>, last: String?, seconds: Double, transcript: String) {
+    func once(_ type: String, lan: String = TestLAN.main) throws -> (names: Set<String>, last: String?, seconds: Double, transcript: String) {
         let script = #"s=$(date +%s%N); "$0" --once --json --type "$1"; status=$?; echo "{\"elapsed_ns\":$(( $(date +%s%N) - s ))}"; exit $status"#
-        let browser = try TestLAN.command(on: "b", ["sh", "-c", script, TestLAN.tool("svc-browse"), type])
+        let browser = try TestLAN.command(on: "b", lan: lan, ["sh", "-c", script, TestLAN.tool("svc-browse"), type])
         XCTAssertEqual(browser.waitForExit(), 0, browser.transcript)
         let events = browser.jsonEvents
         let names = Set(events.compactMap { $0["event"] as? String == "added" ? $0["name"] as? String : nil })
@@ -69,5 +69,21 @@ final class OnceAllForNowTests: XCTestCase {
         // Avahi says all-for-now one second after its first query; the quiet period ends it first.
         XCTAssertGreaterThanOrEqual(listing.seconds, 0.35, listing.transcript)
         XCTAssertLessThan(listing.seconds, 1.0, "ended by the quiet period, before the daemon's signal: " + listing.transcript)
+    }
+
+    func testWarmOnceOnAnIPv6OnlyLANEndsAtTheDaemonsAllForNow() throws {
+        let type = freshType()
+        let names = (1...2).map { "v6warm\(UInt16.random(in: 1000...9999))-\($0)" }
+        let publishers = try publish(names, type: type, on: "a", lan: TestLAN.ipv6Only)
+        defer { publishers.forEach { $0.signal(SIGTERM) }; publishers.forEach { _ = $0.waitForExit() } }
+        let other = try TestLAN.command(on: "b", lan: TestLAN.ipv6Only, ["avahi-browse", "-p", type])
+        defer { other.signal(SIGTERM); _ = other.waitForExit() }
+        for name in names { XCTAssertNotNil(other.waitForLine(timeout: 10) { $0.contains(name) }, other.transcript) }
+        Thread.sleep(forTimeInterval: 1.2) // the daemon's query has run for a second: its all-for-now comes at once
+
+        let listing = try once(type, lan: TestLAN.ipv6Only)
+        XCTAssertEqual(Set(names).subtracting(listing.names), [], "missing from the listing: " + listing.transcript)
+        XCTAssertEqual(listing.last, "complete", listing.transcript)
+        XCTAssertLessThan(listing.seconds, 0.35, "ended by the daemon's all-for-now, not the quiet period: " + listing.transcript)
     }
 }
