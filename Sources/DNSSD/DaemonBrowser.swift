@@ -19,7 +19,7 @@ enum DaemonBrowserReport: Sendable {
 ///
 /// It runs Avahi's threaded poll (one thread and one D-Bus connection). Creating it blocks on
 /// D-Bus round trips, so it is created on `daemonBrowserQueue`, beside the dns_sd browse.
-/// - Important: `poll`, `client` and `context` are used only on `daemonBrowserQueue`;
+/// - Important: `poll`, `client`, `context` and `isStopped` are used only on `daemonBrowserQueue`;
 ///   `report` runs on Avahi's poll thread and must hand off at once.
 final class DaemonBrowser: @unchecked Sendable {
     private var poll: OpaquePointer?
@@ -28,7 +28,8 @@ final class DaemonBrowser: @unchecked Sendable {
     private var isStopped = false
 
     /// Starts browsing for `regtype` in `domain` in the background; reports go to `report`,
-    /// on Avahi's poll thread. A browser that cannot be created reports `.failed`.
+    /// on Avahi's poll thread. A browser that cannot be created reports `.failed` (on
+    /// `daemonBrowserQueue`).
     /// - Parameter interfaceIndex: one interface, or every interface (nil).
     static func start(regtype: String, domain: String, interfaceIndex: UInt32?,
                       report: @escaping @Sendable (DaemonBrowserReport) -> Void) -> DaemonBrowser {
