@@ -43,6 +43,13 @@ let package = Package(
             path: "Modules/CEventPoll"
         ),
 
+        // avahi-daemon's own client library, for the "all for now" signal the dns_sd layer
+        // drops; only DNSSD imports it (no pkgConfig, for the same reason as CDNSSD).
+        .systemLibrary(
+            name: "CAvahiClient",
+            path: "Modules/CAvahiClient"
+        ),
+
         // OpenSSL's libcrypto, for SHA-256; only Messaging imports it.
         .systemLibrary(
             name: "CCrypto",
@@ -92,8 +99,8 @@ let package = Package(
         // interfaces, probe results) and its report; no I/O, no C.
         .target(name: "HostDiagnosis", dependencies: ["TransportCore", "FirewallRules"]),
 
-        // I/O: the only importer of CDNSSD, and the POSIX socket layer.
-        .target(name: "DNSSD", dependencies: ["CDNSSD", "DiscoveryCore", "TransportCore"]),
+        // I/O: the only importer of CDNSSD and CAvahiClient, and the POSIX socket layer.
+        .target(name: "DNSSD", dependencies: ["CDNSSD", "CAvahiClient", "DiscoveryCore", "TransportCore"]),
         .target(name: "TransportPOSIX", dependencies: ["CEventPoll", "TransportCore"]),
         // Runs a system program (nft, dbus-send, ...) with a deadline and bounded output.
         .target(name: "SystemCommand"),

@@ -8,6 +8,10 @@ public enum DaemonStatus: Sendable, Hashable {
 
 /// Browses for instances of a service type (`DNSServiceBrowse`), as a stream of events about
 /// logical instances: Avahi's per-interface, per-protocol reports are merged (`BrowseMerger`).
+///
+/// `.completeForNow` ends the first batch at the earlier of: avahi-daemon's own "all for now"
+/// (read through its client library, since the dns_sd layer drops it) once every instance the
+/// daemon found is listed; or `quietPeriod` without a report, never before `minimumWait`.
 public struct ServiceBrowser: Sendable {
     public var type: ServiceType
     public var domain: ServiceDomain
@@ -37,7 +41,8 @@ public struct ServiceBrowser: Sendable {
     /// - Throws: `DNSSDError` at once when the daemon cannot be reached.
     public func start(onDaemonStatus: @escaping @Sendable (DaemonStatus) -> Void = { _ in }) throws -> AsyncThrowingStream<BrowseEvent, any Error> {
         let request = BrowseRequest(regtype: type.description, domain: domain, interface: interface,
-                                    operation: "browsing for \(type) in \(domain)", quietPeriod: quietPeriod, minimumWait: minimumWait)
+                                    operation: "browsing for \(type) in \(domain)", quietPeriod: quietPeriod, minimumWait: minimumWait,
+                                    usesDaemonAllForNow: true)
         let (type, domain) = (type, domain)
         return try BrowseCore<ServiceInstance>.start(request, onDaemonStatus: onDaemonStatus) { name, _, reportedDomain in
             ServiceInstance(name: name, type: type, domain: reportedDomain.map(ServiceDomain.init(reported:)) ?? domain)

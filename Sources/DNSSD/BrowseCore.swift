@@ -12,10 +12,20 @@ struct BrowseRequest: Sendable {
     let operation: String
     let quietPeriod: Duration
     let minimumWait: Duration
+    /// Whether a browser on avahi-daemon's own client library runs beside the dns_sd browse
+    /// until the first batch is complete, so that the daemon's "all for now" can end it before
+    /// the quiet period does (`AllForNowGate`). Its names must be the dns_sd browse's names.
+    let usesDaemonAllForNow: Bool
 }
 
 /// One browse's state: reports are turned into items (`makeItem`, nil to ignore a report),
 /// merged per interface, and sent as events; the daemon's loss and return are handled here.
+///
+/// The first batch is complete (`.completeForNow`) at the earlier of two moments: a quiet
+/// period after the last report, never before the minimum wait; or, with
+/// `usesDaemonAllForNow`, once avahi-daemon's own browser said "all for now" and the dns_sd
+/// browse has reported everything that browser found (when the daemon already browses the
+/// type for someone else, that is within milliseconds).
 /// - Important: every field is used only on `dnssdQueue`.
 final class BrowseCore<Item: Hashable & Sendable & CustomStringConvertible>: @unchecked Sendable {
     /// Turns a report's instance name, type and domain into an item, or nil to ignore it.
@@ -33,6 +43,9 @@ final class BrowseCore<Item: Hashable & Sendable & CustomStringConvertible>: @un
     private var isLost = false
     private var isCancelled = false
     private var backoff = ExponentialBackoff(initial: .milliseconds(250), maximum: .seconds(4))
+    /// The browser on avahi-daemon's client library, until the first batch is complete.
+    private var daemonBrowser: DaemonBrowser?
+    private var gate = AllForNowGate()
 
     /// Starts a browse and returns its events; it stops when the stream is dropped.
     /// - Throws: `DNSSDError` at once when the daemon cannot be reached.
@@ -55,14 +68,52 @@ final class BrowseCore<Item: Hashable & Sendable & CustomStringConvertible>: @un
     }
 
     private func start() throws(DNSSDError) {
+        // First, so that its D-Bus connection is made while the dns_sd browse makes its own.
+        if request.usesDaemonAllForNow && !sentComplete && daemonBrowser == nil && gate.isUsable {
+            daemonBrowser = DaemonBrowser.start(regtype: request.regtype, domain: request.domain.name,
+                                                interfaceIndex: request.interface?.index) { [weak self] report in
+                dnssdQueue.async { [weak self] in self?.daemonReported(report) }
+            }
+        }
         let replies = BrowseReplies { [weak self] reply in self?.received(reply) }
-        ref = try ServiceRef(queue: dnssdQueue, context: replies, operation: request.operation, onProcessError: { [weak self] error in
-            self?.lost(error)
-        }) { [request] ref, context in
-            startBrowse(ref, interfaceIndex: request.interface?.index ?? 0, regtype: request.regtype, domain: request.domain.name, context: context)
+        do {
+            ref = try ServiceRef(queue: dnssdQueue, context: replies, operation: request.operation, onProcessError: { [weak self] error in
+                self?.lost(error)
+            }) { [request] ref, context in
+                startBrowse(ref, interfaceIndex: request.interface?.index ?? 0, regtype: request.regtype, domain: request.domain.name, context: context)
+            }
+        } catch {
+            stopDaemonBrowser()
+            throw error
         }
         earliestComplete = .now() + .nanoseconds(Int(request.minimumWait.nanoseconds))
         restartQuietTimer()
+    }
+
+    private func daemonReported(_ report: DaemonBrowserReport) {
+        guard !isCancelled, !sentComplete else { return }
+        switch report {
+        case .found(let name, let interfaceIndex, let added):
+            gate.daemonFound(.init(name: name, interfaceIndex: interfaceIndex), added: added)
+        case .allForNow:
+            gate.allForNow()
+        case .failed:
+            gate.giveUp()
+            stopDaemonBrowser()
+        }
+        endFirstBatchIfAllForNow()
+    }
+
+    /// Ends the first batch once the daemon's "all for now" came and the dns_sd browse has
+    /// caught up with what the daemon's browser found.
+    private func endFirstBatchIfAllForNow() {
+        guard !sentComplete, !isLost, gate.isComplete else { return }
+        quietPeriodEnded()
+    }
+
+    private func stopDaemonBrowser() {
+        daemonBrowser?.stop()
+        daemonBrowser = nil
     }
 
     private func received(_ reply: BrowseReply) {
@@ -84,6 +135,10 @@ final class BrowseCore<Item: Hashable & Sendable & CustomStringConvertible>: @un
             }
         }
         restartQuietTimer()
+        if !sentComplete {
+            gate.listed(.init(name: name, interfaceIndex: reply.interfaceIndex))
+            endFirstBatchIfAllForNow()
+        }
     }
 
     /// (Re)arms the timer that ends the first batch, or a resync, after a quiet period.
@@ -104,6 +159,7 @@ final class BrowseCore<Item: Hashable & Sendable & CustomStringConvertible>: @un
         for event in merger.endResync() { continuation.yield(event) }
         if !sentComplete {
             sentComplete = true
+            stopDaemonBrowser()
             continuation.yield(.completeForNow)
         }
     }
@@ -114,6 +170,9 @@ final class BrowseCore<Item: Hashable & Sendable & CustomStringConvertible>: @un
         quietTimer?.cancel()
         quietTimer = nil
         guard !isCancelled else { return }
+        // A first batch interrupted by the daemon's loss ends by the quiet period after its return.
+        gate.giveUp()
+        stopDaemonBrowser()
         if !isLost {
             isLost = true
             merger.beginResync()
@@ -140,6 +199,7 @@ final class BrowseCore<Item: Hashable & Sendable & CustomStringConvertible>: @un
         quietTimer?.cancel()
         ref?.cancel()
         ref = nil
+        stopDaemonBrowser()
         continuation.finish()
     }
 }

@@ -30,7 +30,8 @@ public struct ServiceTypeBrowser: Sendable {
     /// - Throws: `DNSSDError` at once when the daemon cannot be reached.
     public func start(onDaemonStatus: @escaping @Sendable (DaemonStatus) -> Void = { _ in }) throws -> AsyncThrowingStream<ServiceTypeEvent, any Error> {
         let request = BrowseRequest(regtype: ServiceType.enumerationType, domain: domain, interface: interface,
-                                    operation: "listing the service types in \(domain)", quietPeriod: quietPeriod, minimumWait: minimumWait)
+                                    operation: "listing the service types in \(domain)", quietPeriod: quietPeriod, minimumWait: minimumWait,
+                                    usesDaemonAllForNow: false)
         let domain = domain
         return try BrowseCore<ServiceType>.start(request, onDaemonStatus: onDaemonStatus) { name, regtype, reportedDomain in
             guard let regtype, (try? ServiceDomain(reportedDomain ?? domain.name)) == domain else { return nil }
