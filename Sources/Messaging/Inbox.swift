@@ -28,8 +28,8 @@ public final class Inbox: Sendable {
         public var transfersPerMember = 4
         /// Files all members together may send at once.
         public var transfers = 32
-        /// Files all members of one host (an IPv4 address, an IPv6 /64 or one link-local
-        /// hardware address: `SocketEndpoint.hostKey`) may send at once: eight members of one host cannot take all the places.
+        /// Files all members of one host (an IPv4 address, an IPv6 /64 or a link-local
+        /// address: `SocketEndpoint.hostKey`) may send at once: eight members of one host cannot take all the places.
         public var transfersPerHost = 16
         /// Bytes a transfer must bring in every `transferIdleTimeout` (or all it still needs,
         /// when that is less): a byte a minute does not keep a place and its promised space.

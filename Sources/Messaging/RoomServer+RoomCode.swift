@@ -1,6 +1,7 @@
 import MessagingCore
 import RoomCodeExchange
 import TransportCore
+import TransportPOSIX
 
 /// The publisher's side of the room-code exchange (docs/PROTOCOL.md, *Room codes*): CPace as
 /// the responder, bound to the TLS session (its exported `sid`) and to both keys (`CI`). The
@@ -16,7 +17,7 @@ extension RoomServer {
         }
         // By host (an IPv6 /64 is one host); a key already listed counts against itself only.
         let listed = options.members?.listing(for: session.peerKey) != nil
-        switch guesses.begin(address: member.host, key: session.peerKey.full, listed: listed, at: scheduler.now) {
+        switch guesses.begin(address: codeHost(member), key: session.peerKey.full, listed: listed, at: scheduler.now) {
         case .refused(let error):
             member.codeSteps.failed()
             return member.link.reject(error)
@@ -34,6 +35,25 @@ extension RoomServer {
             member.codeSteps.failed()
             roomCodeFailed(member, "its CODE_START could not be used (\(error))")
             member.link.reject(ProtocolError(.codeExchange, "the room-code exchange could not go on: \(error)"))
+        }
+    }
+
+    /// The host `member`'s guess is charged to (`SocketEndpoint.codeHostKey`): for a link-local
+    /// peer, one neighbour-table request, made here rather than at accept so that only guesses
+    /// pay for it. When the table cannot be read, link-local peers count by exact address and
+    /// the operator is told once.
+    func codeHost(_ member: Member) -> String {
+        guard let peer = member.link.connection.peer else { return member.host }
+        let v4 = peer.address.unmappedIPv4 ?? (peer.address.family == .ipv4 ? peer.address : nil)
+        guard v4?.isLinkLocal ?? peer.address.isLinkLocal else { return member.host }
+        do {
+            return peer.codeHostKey(try NeighbourTable.attribution(of: peer, connectionAge: ContinuousClock.now - member.acceptedAt))
+        } catch {
+            if !neighbourTableFailed {
+                neighbourTableFailed = true
+                onEvent(.note("the kernel's neighbour table could not be read (\(error)), so room-code tries from link-local peers are counted per address, not per machine"))
+            }
+            return peer.codeHostKey(.exactAddress)
         }
     }
 

@@ -116,6 +116,8 @@ public final class RoomServer: @unchecked Sendable {
     /// Probes (a GOODBYE instead of HELLO: `svc-browse --verify`) are not reported one by one;
     /// more than 20 in 10 s get a line with the count, so a flood of them is still seen.
     private let probes: LimitedReports
+    /// The neighbour table could not be read once: said once, not per guess (`codeHost`).
+    var neighbourTableFailed = false
     /// Connections that have not said HELLO yet, per host (see `SocketEndpoint.hostKey`).
     private var pendingByHost: [String: Int] = [:]
     private var pendingCount = 0
@@ -160,6 +162,9 @@ public final class RoomServer: @unchecked Sendable {
         var responder: CPace.Responder?
         /// Its guess, counted by `guesses` (given back when it proves the code).
         var codeAttempt: GuessLimiter.Attempt?
+        /// When its connection was accepted (the real clock, as the kernel's neighbour table
+        /// keeps it): a neighbour entry changed since then is not trusted (`NeighbourAttribution`).
+        let acceptedAt = ContinuousClock.now
         init(id: Int, link: PeerLink, peer: String, host: String, address: String, roomCode: RoomCode?) {
             codeSteps = RoomCodeResponderSteps(unavailable: roomCode == nil ? "this room has no room code: join without --room-code" : nil)
             self.id = id

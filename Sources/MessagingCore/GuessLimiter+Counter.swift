@@ -12,11 +12,14 @@ extension GuessLimiter {
         /// The guess that reached the limit (a success gives its block back too).
         var blockedBy: ContinuousClock.Instant?
 
-        /// Lets go of what no longer counts at `now`: an expired cool-down (and the attempts it
-        /// paid for), attempts older than `window`.
+        /// Lets go of what no longer counts at `now`: an expired cool-down, attempts older than
+        /// `window`. The two are apart: the end of a cool-down shorter than the window does not
+        /// forget the attempts still inside it (review attacks14a F4).
         mutating func forget(before now: ContinuousClock.Instant, window: Duration) {
             if let until = blockedUntil, until <= now {
-                self = Counter()
+                blockedUntil = nil
+                announcedUntil = nil
+                blockedBy = nil
             }
             if blockedUntil == nil {
                 times.removeAll { now - $0 >= window }
@@ -36,15 +39,18 @@ extension GuessLimiter {
             return max((announcedUntil ?? until) - now, .zero)
         }
 
-        /// Counts an attempt; reaching `limit` starts the cool-down, which ends `extra` after
-        /// the `coolDown` the refusal announces.
-        mutating func count(_ now: ContinuousClock.Instant, guess: Bool, limit: Int, coolDown: Duration, extra: Duration = .zero) {
+        /// Counts an attempt; reaching `limit` within `window` starts the cool-down, which ends
+        /// `extra` after the `coolDown` the refusal announces, and not before the oldest of the
+        /// `limit` attempts leaves the window (so a short cool-down still allows `limit` a window).
+        mutating func count(_ now: ContinuousClock.Instant, guess: Bool, limit: Int, coolDown: Duration, window: Duration,
+                            extra: Duration = .zero) {
             guard blockedUntil == nil else { return }
             times.append(now)
             if guess { guesses.append(now) }
             if times.count >= limit {
-                blockedUntil = now + coolDown + extra
-                announcedUntil = now + coolDown
+                let windowEnds = times[times.count - limit] + window
+                blockedUntil = max(now + coolDown + extra, windowEnds)
+                announcedUntil = max(now + coolDown, windowEnds)
                 blockedBy = now
             }
         }

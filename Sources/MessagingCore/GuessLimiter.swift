@@ -114,10 +114,10 @@ public struct GuessLimiter: Sendable {
             // Up to half an interval later, at random: the next one cannot be timed either.
             reserveNextAt = now + interval + interval * (draw / 2)
         } else {
-            room.count(now, guess: true, limit: limits.overall, coolDown: limits.coolDown, extra: limits.coolDownJitter * draw)
+            room.count(now, guess: true, limit: limits.overall, coolDown: limits.coolDown, window: limits.window, extra: limits.coolDownJitter * draw)
         }
-        addresses[address, default: Counter()].count(now, guess: true, limit: limits.perAddress, coolDown: limits.coolDown)
-        keys[key, default: Counter()].count(now, guess: true, limit: limits.perKey, coolDown: limits.coolDown)
+        addresses[address, default: Counter()].count(now, guess: true, limit: limits.perAddress, coolDown: limits.coolDown, window: limits.window)
+        keys[key, default: Counter()].count(now, guess: true, limit: limits.perKey, coolDown: limits.coolDown, window: limits.window)
         return .allowed(Attempt(address: address, key: key, at: now, countsForRoom: true, fromReserve: fromReserve))
     }
 
@@ -143,14 +143,14 @@ public struct GuessLimiter: Sendable {
         guard Self.makeRoom(for: key, in: &keys, capacity: limits.trackedKeys, now: now, window: limits.window) else {
             return .refused(refusal("too many addresses and keys are trying room codes at once", limits.coolDown))
         }
-        keys[key, default: Counter()].count(now, guess: true, limit: limits.perKey, coolDown: limits.coolDown)
+        keys[key, default: Counter()].count(now, guess: true, limit: limits.perKey, coolDown: limits.coolDown, window: limits.window)
         return .allowed(Attempt(address: address, key: key, at: now, countsForRoom: false))
     }
 
     /// Refuses with `error`, counting the try against `address` (when its table has room).
     private mutating func refuse(_ address: String, at now: ContinuousClock.Instant, _ error: ProtocolError) -> Decision {
         if Self.makeRoom(for: address, in: &addresses, capacity: limits.trackedAddresses, now: now, window: limits.window) {
-            addresses[address, default: Counter()].count(now, guess: false, limit: limits.perAddress, coolDown: limits.coolDown)
+            addresses[address, default: Counter()].count(now, guess: false, limit: limits.perAddress, coolDown: limits.coolDown, window: limits.window)
         }
         return .refused(error)
     }

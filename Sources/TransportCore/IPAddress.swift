@@ -84,21 +84,12 @@ public struct SocketEndpoint: Sendable, Hashable, CustomStringConvertible {
     public let scopeID: UInt32
     /// The interface name printed after `%`, when known.
     public let scopeName: String?
-    /// For a link-local peer that connected to us: its hardware address as the kernel's
-    /// neighbour table had it (what tells machines on one link apart); nil otherwise.
-    public let linkLayerAddress: [UInt8]?
 
-    public init(address: IPAddress, port: UInt16, scopeID: UInt32 = 0, scopeName: String? = nil, linkLayerAddress: [UInt8]? = nil) {
+    public init(address: IPAddress, port: UInt16, scopeID: UInt32 = 0, scopeName: String? = nil) {
         self.address = address
         self.port = port
         self.scopeID = scopeID
         self.scopeName = scopeName
-        self.linkLayerAddress = linkLayerAddress
-    }
-
-    /// The same endpoint with `linkLayerAddress`.
-    public func with(linkLayerAddress: [UInt8]?) -> SocketEndpoint {
-        SocketEndpoint(address: address, port: port, scopeID: scopeID, scopeName: scopeName, linkLayerAddress: linkLayerAddress)
     }
 
     /// `10.77.0.1:4242`, `[fe80::1%veth0]:4242`; IPv4-mapped addresses print as IPv4.
@@ -109,20 +100,37 @@ public struct SocketEndpoint: Sendable, Hashable, CustomStringConvertible {
         return "[\(address)\(scope)]:\(port)"
     }
 
-    /// What one host is counted as when limiting connections: the IPv4 address, or the /64 of
-    /// a routable IPv6 address (a host picks addresses inside its /64 at will, e.g. privacy
-    /// addresses). A link-local address says nothing about which machine sent it (any machine
-    /// takes as many as it likes, and every machine of a link is in fe80::/64), so link-local
-    /// peers count by the hardware address the neighbour table gave for them, per interface
-    /// (`fe80::/10%veth0 02:77:00:00:00:03`; IPv4 link-local as `169.254.0.0/16 …`: an IPv4
-    /// socket does not say which interface a peer came in on); without one, all link-local
-    /// peers of the interface are one host.
+    /// What one host is counted as when limiting connections (pending connections, files):
+    /// the IPv4 address, or the /64 of a routable IPv6 address (a host picks addresses inside
+    /// its /64 at will, e.g. privacy addresses). A link-local address counts alone: every host
+    /// of a link is in fe80::/64. Needs no lookup; room-code guesses count link-local peers
+    /// more coarsely (`codeHostKey(_:)`).
     public var hostKey: String {
-        let hardware = linkLayerAddress.map { " " + $0.map { String($0, radix: 16).leftPadded(to: 2) }.joined(separator: ":") } ?? ""
-        let v4 = address.unmappedIPv4 ?? (address.family == .ipv4 ? address : nil)
-        if let v4 { return v4.isLinkLocal ? "169.254.0.0/16" + hardware : v4.description }
-        if address.isLinkLocal { return "fe80::/10%" + (scopeName ?? String(scopeID)) + hardware }
+        if let v4 = address.unmappedIPv4 { return v4.description }
+        guard address.family == .ipv6, !address.isLinkLocal else { return address.description }
         return (IPAddress(bytes: Array(address.bytes[..<8]) + Array(repeating: 0, count: 8)) ?? address).description + "/64"
+    }
+
+    /// What one host is counted as when it tries a room code. A link-local address says
+    /// nothing about which machine sent it (any machine takes as many as it likes), so a
+    /// link-local peer counts by what the neighbour table says (`NeighbourAttribution`), per
+    /// interface: by the hardware address of an entry that stood unchanged through the
+    /// connection (`fe80::/10%veth0 02:77:00:00:00:03`), in the interface's bucket for changed
+    /// entries (`fe80::/10%veth0 unsettled`), or by the exact address when the table cannot be
+    /// read (`fe80::1%veth0/128`). IPv4 link-local peers print as `169.254.0.0/16 …`. Other
+    /// peers count as `hostKey`.
+    public func codeHostKey(_ attribution: NeighbourAttribution) -> String {
+        let v4 = address.unmappedIPv4 ?? (address.family == .ipv4 ? address : nil)
+        guard v4?.isLinkLocal ?? address.isLinkLocal else { return hostKey }
+        let link = v4 == nil ? "fe80::/10%" + (scopeName ?? String(scopeID)) : "169.254.0.0/16"
+        switch attribution {
+        case .hardware(let hardware):
+            return link + " " + hardware.map { String($0, radix: 16).leftPadded(to: 2) }.joined(separator: ":")
+        case .unsettled:
+            return link + " unsettled"
+        case .exactAddress:
+            return addressWithScope + (v4 == nil ? "/128" : "/32")
+        }
     }
 
     /// The address alone, with its scope: `fe80::1%veth0` or `10.77.0.1`.

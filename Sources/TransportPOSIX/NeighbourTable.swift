@@ -1,40 +1,54 @@
 import Glibc
 import TransportCore
 
-/// The kernel's neighbour table of this network namespace, read over netlink (`RTM_GETNEIGH`).
-enum NeighbourTable {
-    /// Bytes read from one dump at most (about 40,000 entries; the kernel keeps at most
-    /// `gc_thresh3`, 1,024 by default, per family).
-    static let maximumDumpBytes = 4 << 20
+/// The kernel's neighbour table of this network namespace, asked over netlink one entry at a
+/// time (`RTM_GETNEIGH` with `NDA_DST` and the interface: no dump).
+public enum NeighbourTable {
+    /// Bytes read for one answer at most (an entry is under 100 bytes; an error echoes the
+    /// request).
+    static let maximumAnswerBytes = 1024
+    /// How long to wait for the kernel's answer (it answers while handling the request, so
+    /// this only bounds a misbehaving kernel).
+    static let answerTimeout = timeval(tv_sec: 0, tv_usec: 50_000)
 
-    /// The link-layer address the kernel has for `address` on interface `interfaceIndex`, or
-    /// nil when it has none (or the table cannot be read: the caller then counts the address
-    /// less finely, never more).
-    static func linkLayerAddress(of address: IPAddress, interfaceIndex: UInt32) -> [UInt8]? {
-        guard let entries = try? dump(address.family) else { return nil }
-        return entries.first { $0.address == address && (interfaceIndex == 0 || $0.interfaceIndex == interfaceIndex) }?.linkLayerAddress
+    /// Which host a link-local peer's room-code guess is charged to (`NeighbourAttribution`).
+    /// - Parameters:
+    ///   - peer: a peer that connected to us.
+    ///   - connectionAge: how long ago its connection was accepted.
+    /// - Returns: `.exactAddress` when the table cannot be read, or the peer's interface is
+    ///   not known (an IPv4 socket does not say which interface a peer came in on).
+    /// - Important: one blocking netlink request and answer on the calling thread (tens of
+    ///   microseconds; at most `answerTimeout`).
+    public static func attribution(of peer: SocketEndpoint, connectionAge: Duration) throws(TransportError) -> NeighbourAttribution {
+        let address = peer.address.unmappedIPv4 ?? peer.address
+        guard peer.scopeID != 0 else { return .exactAddress }
+        let entry = try entry(for: address, interfaceIndex: peer.scopeID)
+        return NeighbourAttribution.decide(entry: entry, connectionAge: connectionAge, ticksPerSecond: sysconf(Int32(_SC_CLK_TCK)))
     }
 
-    /// Every entry of one address family.
-    static func dump(_ family: IPAddress.Family) throws(TransportError) -> [NeighbourDump.Entry] {
+    /// The kernel's entry for `address` on interface `interfaceIndex`, or nil when it has none.
+    static func entry(for address: IPAddress, interfaceIndex: UInt32) throws(TransportError) -> NeighbourQuery.Entry? {
         let fd = try syscall("socket(AF_NETLINK)") { socket(AF_NETLINK, Int32(SOCK_RAW.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0) }
         defer { close(fd) }
-        var timeout = timeval(tv_sec: 0, tv_usec: 200_000)
+        var timeout = answerTimeout
         _ = try syscall("setsockopt(SO_RCVTIMEO)") { setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size)) }
-        let request = NeighbourDump.request(family: family, sequence: 1)
+        let request = NeighbourQuery.request(address: address, interfaceIndex: interfaceIndex, sequence: 1)
         // With no address given, a netlink socket sends to the kernel (port 0).
         _ = try syscall("send(netlink)") { request.withUnsafeBytes { send(fd, $0.baseAddress, $0.count, 0) } }
-        var entries: [NeighbourDump.Entry] = []
-        var buffer = [UInt8](repeating: 0, count: 64 << 10)
-        var total = 0
-        while total < maximumDumpBytes {
-            let count = try syscall("recv(netlink)") { buffer.withUnsafeMutableBytes { recv(fd, $0.baseAddress, $0.count, 0) } }
-            guard count > 0 else { break }
-            total += count
-            let batch = NeighbourDump.decode(Array(buffer[..<count]))
-            entries += batch.entries
-            if batch.isDone { break }
+        var buffer = [UInt8](repeating: 0, count: maximumAnswerBytes)
+        let count = try syscall("recv(netlink)") { buffer.withUnsafeMutableBytes { recv(fd, $0.baseAddress, $0.count, 0) } }
+        switch NeighbourQuery.decode(Array(buffer[..<min(count, buffer.count)])) {
+        case .entry(let entry)?:
+            guard entry.address == address, entry.interfaceIndex == interfaceIndex else {
+                throw TransportError("recv(netlink)", message: "the kernel answered for another neighbour")
+            }
+            return entry
+        case .failed(let code)? where code == ENOENT:
+            return nil
+        case .failed(let code)?:
+            throw TransportError(call: "RTM_GETNEIGH", errno: code)
+        case nil:
+            throw TransportError("recv(netlink)", message: "the kernel's answer could not be read")
         }
-        return entries
     }
 }

@@ -77,15 +77,7 @@ public final class Socket: @unchecked Sendable {
         _ = try syscall("fcntl(F_SETFD)") { fcntl(client.fd, F_SETFD, FD_CLOEXEC) }
         let flags = try syscall("fcntl(F_GETFL)") { fcntl(client.fd, F_GETFL) }
         _ = try syscall("fcntl(F_SETFL)") { fcntl(client.fd, F_SETFL, flags | O_NONBLOCK) }
-        return (client, SocketEndpoint(storage).map(withLinkLayerAddress))
-    }
-
-    /// A link-local peer with the hardware address the kernel's neighbour table has for it, so
-    /// limits can tell machines on the link apart (`SocketEndpoint.hostKey`).
-    private func withLinkLayerAddress(_ peer: SocketEndpoint) -> SocketEndpoint {
-        let address = peer.address.unmappedIPv4 ?? peer.address
-        guard address.isLinkLocal else { return peer }
-        return peer.with(linkLayerAddress: NeighbourTable.linkLayerAddress(of: address, interfaceIndex: peer.scopeID))
+        return (client, SocketEndpoint(storage))
     }
 
     /// Starts a non-blocking connect: `.processed` when already connected, `.wouldBlock`

@@ -78,7 +78,7 @@ struct PublishOptions: Sendable {
             .init("room-code", value: "code", optionalValue: true,
                   help: "New members must prove this code (svc-connect --room-code); without a value, one is\nmade and printed to read out. Keys that pass are remembered in the members file."),
             .init("admit", value: "who", help: "Who may join: open (anyone), known (only keys in the members file),\ncode (listed keys and new ones with the room code). Default: code with\n--room-code, else open."),
-            .init("code-cooldown", value: "seconds", help: "How long room codes are refused (too-many-attempts) once \(GuessLimiter.Limits().perAddress) were tried\nfrom a host or a key, or \(GuessLimiter.Limits().overall) in the room, within a minute (default: 60; the\nroom's ends up to a third later, at random)."),
+            .init("code-cooldown", value: "seconds", help: "How long room codes are refused (too-many-attempts) once \(GuessLimiter.Limits().perAddress) were tried\nfrom a host or a key, or \(GuessLimiter.Limits().overall) in the room, within a minute (default: 60; the\nroom's ends up to a third later, at random; a shorter one ends only once\nthose tries are a minute old)."),
             .timestamps,
             .noTimestamps,
         ],
