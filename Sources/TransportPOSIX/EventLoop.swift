@@ -104,20 +104,32 @@ public final class EventLoop: Scheduler, @unchecked Sendable {
     }
 
     /// Runs `body` on the loop and waits for its result, blocking the calling thread: for
-    /// threads that may block (one reading standard input), never for the loop itself or a
-    /// Swift concurrency task (use `submit`), and only while the loop runs (before `shutdown()`).
+    /// threads that may block (tests, a benchmark's driver), never for the loop itself or a
+    /// Swift concurrency task (use `submit`), and only while the loop surely runs (a caller that
+    /// may race `shutdown()` uses `runAndWaitUnlessStopped`).
     public func runAndWait<Result: Sendable>(_ body: @escaping () -> Result) -> Result {
+        guard let value = runAndWaitUnlessStopped(body) else { preconditionFailure("EventLoop.runAndWait: the loop \(name) has stopped") }
+        return value
+    }
+
+    /// As `runAndWait`, for a thread that may outlive the loop (one reading standard input):
+    /// returns nil when the loop has stopped, or stops before it runs `body` (the work is then
+    /// dropped and the caller is let go).
+    public func runAndWaitUnlessStopped<Result: Sendable>(_ body: @escaping () -> Result) -> Result? {
         precondition(!inEventLoop, "EventLoop.runAndWait called on the loop \(name) itself; call body directly")
         let done = DispatchSemaphore(value: 0)
         let result = Mutex<Result?>(nil)
-        let accepted = enqueue(LoopWork {
-            result.withLock { $0 = body() }
-            done.signal()
-        })
-        precondition(accepted, "EventLoop.runAndWait called after the loop \(name) was shut down")
+        // The semaphore is signalled when the loop lets go of the work: after running it, or
+        // when it drops it at shutdown; either way this thread does not wait forever.
+        guard enqueue(Self.signalling(done, when: { result.withLock { $0 = body() } })) else { return nil }
         done.wait()
-        guard let value = result.withLock({ $0 }) else { preconditionFailure("the loop \(name) stopped before running the work it took") }
-        return value
+        return result.withLock { $0 }
+    }
+
+    /// Work that signals `done` once the loop has released it, run or not.
+    private static func signalling(_ done: DispatchSemaphore, when body: @escaping () -> Void) -> LoopWork {
+        let release = SignalOnRelease(done)
+        return LoopWork { withExtendedLifetime(release) { body() } }
     }
 
     /// Hands `work` to the loop; false when the loop has stopped (the work is dropped).
@@ -216,4 +228,11 @@ private final class LoopTimer: ScheduledWork {
     }
 
     func cancel() { loop?.cancelTimer(id) }
+}
+
+/// Signals a semaphore when the last reference goes away.
+private final class SignalOnRelease: Sendable {
+    private let semaphore: DispatchSemaphore
+    init(_ semaphore: DispatchSemaphore) { self.semaphore = semaphore }
+    deinit { semaphore.signal() }
 }

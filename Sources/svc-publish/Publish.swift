@@ -104,7 +104,14 @@ struct SvcPublish {
         let roomOutput = RoomOutput(output: output, loop: loop)
         let room = RoomServer(options: roomOptions, scheduler: loop) { event in roomOutput.print(event) }
         let refusal = Message.error(code: ProtocolError.Code.tlsRequired.rawValue, message: tlsRequired).frame.encoded
-        listener.start(on: loop, onError: { error in Console.note("accepting a connection failed: \(error)") }) { socket, peer in
+        // Out of file descriptors, accepting fails every time the listener retries (each 100 ms):
+        // a few lines, then a count every 10 s.
+        let acceptFailures = LimitedReports(burst: 3, period: .seconds(10), scheduler: loop) { count in
+            Console.note("accepting connections failed \(count) more times in the last 10 s")
+        }
+        listener.start(on: loop, onError: { error in
+            if acceptFailures.admit() { Console.note("accepting a connection failed: \(error)") }
+        }) { socket, peer in
             room.accept(NegotiatingServerStream(over: Connection(socket: socket, peer: peer, loop: loop), scheduler: loop,
                                                 identity: identity, allowsPlaintext: options.allowPlaintext, refusal: refusal))
         }
@@ -121,7 +128,8 @@ struct SvcPublish {
                 return true
             }
             if checkNow {
-                while loop.runAndWait({ room.isCongested() }) { usleep(10_000) }
+                // nil: the loop has stopped (the room is closing); stop pacing.
+                while loop.runAndWaitUnlessStopped({ room.isCongested() }) ?? false { usleep(10_000) }
             }
             loop.execute {
                 do throws(ProtocolError) {
