@@ -87,6 +87,11 @@ final class FileRelay {
         let recipientID: UInt32
         let size: UInt64
         let name: String
+        /// The SHA-256 its offer named (the sender does not stream, `.streamedFiles`), or nil
+        /// (the offer named a resume tag, and the digest comes with `FILE_END`).
+        let offeredDigest: [UInt8]?
+        /// The recipient streams: its `FILE_END` carries the digest.
+        let recipientStreams: Bool
         var state = State.offered
         /// Bytes of the file accounted for: the accepted offset, plus what was passed on.
         var position: UInt64 = 0
@@ -104,8 +109,10 @@ final class FileRelay {
         /// The watchdog's next check, cancelled when the transfer ends (so that a flood of
         /// offers ended at once leaves no timers behind).
         var watchdog: (any ScheduledWork)?
-        init(sender: Int, senderID: UInt32, senderHost: String, recipient: Int, recipientID: UInt32, size: UInt64, name: String, serial: UInt64,
-             at now: ContinuousClock.Instant) {
+        init(sender: Int, senderID: UInt32, senderHost: String, recipient: Int, recipientID: UInt32, size: UInt64, name: String,
+             offeredDigest: [UInt8]?, recipientStreams: Bool, serial: UInt64, at now: ContinuousClock.Instant) {
+            self.offeredDigest = offeredDigest
+            self.recipientStreams = recipientStreams
             self.lastData = now
             self.sender = sender
             self.senderHost = senderHost
@@ -206,6 +213,11 @@ final class FileRelay {
         guard target.acceptsRelayed else {
             return refuse("\(target.name) cannot receive files from members: its program is too old (it does not announce relayed files)")
         }
+        // A streamed offer names no digest, which a recipient that does not stream would need.
+        let senderStreams = sender.link.usesStreamedFiles
+        guard !senderStreams || target.link.usesStreamedFiles else {
+            return refuse("\(target.name) cannot receive files sent while they are read: its program is too old (it does not announce streamed files)")
+        }
         guard sending(from: member) + otherTransfers < limits.fromMember else {
             return refuse("you are sending \(limits.fromMember) files at once already; wait for one to finish")
         }
@@ -232,7 +244,8 @@ final class FileRelay {
         target.nextID = id == .max ? Endpoint.firstID : id + 1
         offers += 1
         let transfer = Transfer(sender: member, senderID: offer.id, senderHost: sender.host, recipient: recipient, recipientID: id,
-                                size: offer.size, name: offer.name, serial: offers, at: scheduler.now)
+                                size: offer.size, name: offer.name, offeredDigest: senderStreams ? nil : offer.digest,
+                                recipientStreams: target.link.usesStreamedFiles, serial: offers, at: scheduler.now)
         var relayed = offer
         relayed.id = id
         guard target.link.send(.fileOfferFrom(relayed, from: sender.name, host: sender.hostTag)) else {
@@ -322,10 +335,17 @@ final class FileRelay {
             transfer.lastData = scheduler.now
             endpoints[transfer.recipient]?.link.send(.fileChunk(id: transfer.recipientID, data: data))
             grant(to: transfer.recipient)
-        case .fileEnd(let id):
+        case .fileEnd(let id, let digest):
             guard let transfer = bySender[Slot(member: member, id: id)] else { return wasRelayed(id, sending: true, by: member) }
             guard transfer.state == .accepted else {
                 endpoints[member]?.link.reject(ProtocolError(.fileProtocol, "FILE_END for id \(id), which is not an accepted transfer still open"))
+                return true
+            }
+            // The digest comes exactly once: with the offer, or (streamed) with FILE_END.
+            guard let sha256 = transfer.offeredDigest ?? digest, transfer.offeredDigest == nil || digest == nil else {
+                endpoints[member]?.link.reject(ProtocolError(.fileProtocol, digest == nil
+                    ? "FILE_END for id \(id) lacks the file's SHA-256, which a file offered by resume tag must carry"
+                    : "FILE_END for id \(id) carries a SHA-256, but its offer named the digest already"))
                 return true
             }
             guard transfer.position == transfer.size else {
@@ -336,7 +356,8 @@ final class FileRelay {
                 return true
             }
             transfer.state = .ending
-            endpoints[transfer.recipient]?.link.send(.fileEnd(id: transfer.recipientID))
+            // A recipient that streams gets the digest here, whichever way the sender gave it.
+            endpoints[transfer.recipient]?.link.send(.fileEnd(id: transfer.recipientID, digest: transfer.recipientStreams ? sha256 : nil))
         case .fileCancel(let id, let reason):
             guard let transfer = bySender[Slot(member: member, id: id)] else { return wasRelayed(id, sending: true, by: member) }
             end(transfer, toSender: nil, toRecipient: reason)

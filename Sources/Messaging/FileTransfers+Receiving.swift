@@ -16,6 +16,8 @@ extension FileTransfers {
         let from: String?
         let key: PartialKey
         let fd: Int32
+        /// Offered with a resume tag (`.streamedFiles`): the SHA-256 to check comes with `FILE_END`.
+        let streamed: Bool
         /// Set when the transfer is dropped, so that hashing a long prefix stops early.
         let cancelled = Atomic(false)
         // On the link's queue:
@@ -35,11 +37,12 @@ extension FileTransfers {
         var writeFailure: String?
         var closed = false
 
-        init(offer: Message.FileOffer, from: String?, key: PartialKey, fd: Int32) {
+        init(offer: Message.FileOffer, from: String?, key: PartialKey, fd: Int32, streamed: Bool) {
             self.offer = offer
             self.from = from
             self.key = key
             self.fd = fd
+            self.streamed = streamed
         }
 
         /// Closes the partial file once. On the disk queue.
@@ -98,8 +101,10 @@ extension FileTransfers {
                              sender: from == nil ? address : address + " relayed from host " + String(host, radix: 16), member: from,
                              host: link.connection.peer?.address.hostKey)
         // The same content already stored from the same sender, unchanged: answered as stored,
-        // under its name.
-        if let name = inbox.existing(key, size: offer.size) {
+        // under its name. A streamed offer names no content (its tag is the sender's word), so
+        // it is always received and checked.
+        let streamed = link.usesStreamedFiles
+        if !streamed, let name = inbox.existing(key, size: offer.size) {
             link.send(.fileResult(id: offer.id, status: .stored, message: name))
             return emit(.stored(SentFile(path: inbox.directory + "/" + name, storedAs: name, size: offer.size, startOffset: offer.size,
                                          digest: offer.digest)), member: from)
@@ -112,7 +117,7 @@ extension FileTransfers {
         case .failure(let refusal): return refuse(offer.id, refusal.status, refusal.message, detail: refusal.detail, name: offer.name, from: from)
         case .success(let admitted): admission = admitted
         }
-        let transfer = Incoming(offer: offer, from: from, key: key, fd: admission.fd)
+        let transfer = Incoming(offer: offer, from: from, key: key, fd: admission.fd, streamed: streamed)
         transfer.grantsWholeFile = grantsWholeFile
         incoming[offer.id] = transfer
         guard admission.have > 0 else { return accept(transfer, at: 0) }
@@ -172,7 +177,7 @@ extension FileTransfers {
         }
     }
 
-    func received(_ data: [UInt8], for id: UInt32) {
+    func received(_ data: ArraySlice<UInt8>, for id: UInt32) {
         guard let transfer = incoming[id], transfer.state == .receiving else {
             return link.reject(ProtocolError(.fileProtocol, "FILE_CHUNK for id \(id), which is not an accepted transfer still open"))
         }
@@ -194,7 +199,7 @@ extension FileTransfers {
             var failure: String?
             if transfer.writeFailure == nil && !transfer.closed {
                 failure = Self.write(data, to: transfer.fd, at: offset)
-                if let failure { transfer.writeFailure = failure } else { transfer.hash.update(data) }
+                if let failure { transfer.writeFailure = failure } else { data.withUnsafeBytes { transfer.hash.update($0) } }
             }
             let failed = failure
             queue.execute { [self] in
@@ -209,10 +214,10 @@ extension FileTransfers {
     }
 
     /// Writes all of `data` at `offset`; returns why it failed, or nil.
-    private static func write(_ data: [UInt8], to fd: Int32, at offset: UInt64) -> String? {
+    private static func write(_ data: ArraySlice<UInt8>, to fd: Int32, at offset: UInt64) -> String? {
         var written = 0
         while written < data.count {
-            let count = data[written...].withUnsafeBytes { pwrite(fd, $0.baseAddress, $0.count, off_t(offset) + off_t(written)) }
+            let count = data.dropFirst(written).withUnsafeBytes { pwrite(fd, $0.baseAddress, $0.count, off_t(offset) + off_t(written)) }
             if count < 0 && errno == EINTR { continue }
             guard count > 0 else { return count < 0 ? String(cString: strerror(errno)) : "nothing was written" }
             written += count
@@ -226,10 +231,18 @@ extension FileTransfers {
         case failed(Message.FileStatus, String)
     }
 
-    func ended(_ id: UInt32) {
+    /// `FILE_END`: `digest` must come for a streamed transfer (it is what the data is checked
+    /// against), and never for another (its offer named the digest).
+    func ended(_ id: UInt32, digest: [UInt8]?) {
         guard let transfer = incoming[id], transfer.state == .receiving, let inbox else {
             return link.reject(ProtocolError(.fileProtocol, "FILE_END for id \(id), which is not an accepted transfer still open"))
         }
+        guard transfer.streamed == (digest != nil) else {
+            return link.reject(ProtocolError(.fileProtocol, transfer.streamed
+                ? "FILE_END for id \(id) lacks the file's SHA-256, which a file offered by resume tag must carry"
+                : "FILE_END for id \(id) carries a SHA-256, but its offer named the digest already"))
+        }
+        let expected = digest ?? transfer.offer.digest
         let name = transfer.offer.name
         guard transfer.received == transfer.offer.size else {
             dropIncoming(id, deletingData: false)
@@ -243,15 +256,17 @@ extension FileTransfers {
             // stays partial: the sender, told nothing, sends again and gets one stored copy.
             guard transfer.writeFailure == nil, !transfer.closed, !transfer.cancelled.load(ordering: .relaxed) else { return }
             let outcome: Outcome
-            if transfer.hash.finish() != transfer.offer.digest {
+            if transfer.hash.finish() != expected {
                 inbox.remove(transfer.key)
-                outcome = .failed(.checksumMismatch, "the SHA-256 of the data received does not match the offer; nothing was stored")
+                outcome = .failed(.checksumMismatch, transfer.streamed
+                    ? "the SHA-256 of the data received does not match the one its FILE_END gave; the data was removed and nothing was stored; send the file again"
+                    : "the SHA-256 of the data received does not match the offer; nothing was stored")
             } else if fsync(transfer.fd) != 0 {
                 outcome = .failed(.writeFailed, "writing to the inbox failed: syncing the data to disk failed: \(String(cString: strerror(errno))); nothing was stored")
             } else {
                 do throws(FileError) {
                     let stored = try inbox.store(transfer.key, offeredName: name)
-                    inbox.remember(stored, key: transfer.key, size: transfer.offer.size)
+                    if !transfer.streamed { inbox.remember(stored, key: transfer.key, size: transfer.offer.size) }
                     outcome = .stored(stored)
                 } catch {
                     outcome = .failed(.writeFailed, error.message)
@@ -271,7 +286,7 @@ extension FileTransfers {
                 case .stored(let stored):
                     if current { link.send(.fileResult(id: id, status: .stored, message: stored)) }
                     emit(.stored(SentFile(path: inbox.directory + "/" + stored, storedAs: stored, size: transfer.offer.size,
-                                          startOffset: transfer.startOffset, digest: transfer.offer.digest)), member: transfer.from)
+                                          startOffset: transfer.startOffset, digest: expected)), member: transfer.from)
                 case .failed(let status, let reason):
                     if current { refuse(id, status, reason, name: name, from: transfer.from) }
                 }

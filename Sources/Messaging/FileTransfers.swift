@@ -9,6 +9,10 @@ import Synchronization
 /// one at a time, read from disk only as fast as the connection drains, so memory stays flat
 /// for any file size.
 ///
+/// Between peers with `.streamedFiles` a file is offered at once, under a resume tag (see
+/// `resumeTag`), hashed as `pump` sends it, and its SHA-256 goes with `FILE_END`; with older
+/// peers it is hashed whole before the offer.
+///
 /// Descriptors: an outgoing file's descriptor is hashed and closed on `reading`, and read by
 /// `pump` on the link's queue only while the transfer is current, so it is never closed while
 /// read. An incoming file's descriptor is hashed, written, synced and closed on `disk` only.
@@ -91,7 +95,8 @@ public final class FileTransfers: @unchecked Sendable {
 
     /// Used on the link's queue, except `fd` and `cancelled`, which `reading` also reads.
     private final class Outgoing: @unchecked Sendable {
-        enum State { case hashing, offered, accepted }
+        /// `ended`: all data and `FILE_END` went out; only the result may come.
+        enum State { case hashing, offered, accepted, ended }
         let path: String
         let completion: (Result<SentFile, FileError>) -> Void
         /// The member it is for (relayed by the server), or nil for the peer itself.
@@ -103,6 +108,11 @@ public final class FileTransfers: @unchecked Sendable {
         var id: UInt32 = 0
         var size: UInt64 = 0
         var digest: [UInt8] = []
+        /// Offered with a resume tag: hashed while sent, the digest goes with `FILE_END`.
+        var streamed = false
+        /// For a streamed file, the hash of everything before `offset`; nil while the data
+        /// before a resumed offset is hashed on `reading` (nothing is sent meanwhile).
+        var hash: SHA256?
         var offset: UInt64 = 0
         /// For a relayed file, how far the server lets data go (`FILE_CREDIT`); nil: no limit.
         var credit: UInt64?
@@ -149,12 +159,17 @@ public final class FileTransfers: @unchecked Sendable {
 
     private func offer(_ transfer: Outgoing) {
         let fd: Int32
+        let tag: [UInt8]
         do throws(FileError) {
-            (fd, transfer.size) = try Self.openForSending(transfer.path)
+            (fd, transfer.size, tag) = try Self.openForSending(transfer.path)
         } catch {
             return finishOutgoing(.failure(error))
         }
         transfer.fd = fd
+        if link.usesStreamedFiles {
+            transfer.streamed = true
+            return sendOffer(transfer, digest: tag)
+        }
         let queue = link.scheduler
         let size = transfer.size
         // Hashing reads the whole file: off the event queue, on the queue that closes `fd`.
@@ -168,21 +183,59 @@ public final class FileTransfers: @unchecked Sendable {
                 case .failure(let error): finishOutgoing(.failure(FileError("cannot read \(transfer.path): \(error)")))
                 case .success(let digest):
                     transfer.digest = digest
-                    transfer.id = nextID
-                    nextID = nextID == ids.upperBound ? ids.lowerBound : nextID + 1
-                    transfer.state = .offered
-                    let name = String(transfer.path.split(separator: "/").last ?? "file")
-                    let offer = Message.FileOffer(id: transfer.id, size: transfer.size, digest: digest, name: name)
-                    if !link.send(transfer.to.map { .fileOfferTo(offer, to: $0) } ?? .fileOffer(offer)) {
-                        finishOutgoing(.failure(FileError("the connection closed before \(transfer.path) could be offered")))
-                    }
+                    sendOffer(transfer, digest: digest)
                 }
             }
         }
     }
 
+    /// Offers the file under the next id, with its SHA-256 or (streamed) its resume tag.
+    private func sendOffer(_ transfer: Outgoing, digest: [UInt8]) {
+        transfer.id = nextID
+        nextID = nextID == ids.upperBound ? ids.lowerBound : nextID + 1
+        transfer.state = .offered
+        let name = String(transfer.path.split(separator: "/").last ?? "file")
+        let offer = Message.FileOffer(id: transfer.id, size: transfer.size, digest: digest, name: name)
+        if !link.send(transfer.to.map { .fileOfferTo(offer, to: $0) } ?? .fileOffer(offer)) {
+            finishOutgoing(.failure(FileError("the connection closed before \(transfer.path) could be offered")))
+        }
+    }
+
+    /// A streamed file was accepted at `offset`: the data before it is hashed on `reading`
+    /// (the receiver checks the whole file), then sending starts.
+    private func hashPrefix(_ transfer: Outgoing, before offset: UInt64) {
+        guard offset > 0 else {
+            transfer.hash = SHA256()
+            return pump()
+        }
+        let queue = link.scheduler
+        let fd = transfer.fd
+        reading.execute { [self] in
+            let result = Result { () throws(FileError) in
+                try SHA256.digest(of: fd, length: offset, isCancelled: { transfer.cancelled.load(ordering: .relaxed) })
+            }
+            queue.execute { [self] in
+                guard outgoing.first === transfer else { return }
+                switch result {
+                case .success(let hash):
+                    transfer.hash = hash
+                    pump()
+                case .failure(let error): abandon(transfer, reason: "cannot read \(transfer.path): \(error)")
+                }
+            }
+        }
+    }
+
+    /// Ends the current transfer early: a short `FILE_END` makes the receiver refuse it
+    /// (streamed: with the digest of what was sent, which cannot be the file's).
+    private func abandon(_ transfer: Outgoing, reason: String) {
+        link.send(.fileEnd(id: transfer.id, digest: transfer.streamed ? (transfer.hash ?? SHA256()).finish() : nil))
+        finishOutgoing(.failure(FileError(reason)))
+    }
+
     private func pump() {
         guard let transfer = outgoing.first, transfer.state == .accepted, link.isOpen else { return }
+        guard !transfer.streamed || transfer.hash != nil else { return } // the resumed prefix is being hashed
         if buffer.isEmpty { buffer = [UInt8](repeating: 0, count: FileTransfers.chunkSize) }
         let limit = min(transfer.credit ?? transfer.size, transfer.size)
         while transfer.offset < limit && link.connection.bufferedByteCount < FileTransfers.outboxTarget {
@@ -191,10 +244,14 @@ public final class FileTransfers: @unchecked Sendable {
             if count < 0 && errno == EINTR { continue }
             guard count > 0 else {
                 let reason = count < 0 ? String(cString: strerror(errno)) : "the file shrank while being sent"
-                link.send(.fileEnd(id: transfer.id))
-                return finishOutgoing(.failure(FileError("cannot read \(transfer.path): \(reason)")))
+                return abandon(transfer, reason: "cannot read \(transfer.path): \(reason)")
             }
-            guard buffer.withUnsafeBytes({ link.sendFileChunk(id: transfer.id, data: UnsafeRawBufferPointer(rebasing: $0[..<count])) }) else { return }
+            guard buffer.withUnsafeBytes({ bytes in
+                let chunk = UnsafeRawBufferPointer(rebasing: bytes[..<count])
+                guard link.sendFileChunk(id: transfer.id, data: chunk) else { return false }
+                transfer.hash?.update(chunk) // what was sent, even if the file changes meanwhile
+                return true
+            }) else { return }
             transfer.offset += UInt64(count)
             if Self.isProgressWorthReporting(done: transfer.offset, since: transfer.lastProgress, total: transfer.size) {
                 transfer.lastProgress = transfer.offset
@@ -203,7 +260,9 @@ public final class FileTransfers: @unchecked Sendable {
         }
         if transfer.offset == transfer.size {
             link.whenDrained(.files, nil)
-            link.send(.fileEnd(id: transfer.id))
+            transfer.state = .ended
+            if let hash = transfer.hash { transfer.digest = hash.finish() }
+            link.send(.fileEnd(id: transfer.id, digest: transfer.streamed ? transfer.digest : nil))
         }
     }
 
@@ -236,7 +295,7 @@ public final class FileTransfers: @unchecked Sendable {
             emit(.receiveFailed(name: transfer.offer.name, reason: "\(reason); the data so far is kept, and sending the file again resumes"),
                  member: transfer.from)
         case .fileChunk(let id, let data): received(data, for: id)
-        case .fileEnd(let id): ended(id)
+        case .fileEnd(let id, let digest): ended(id, digest: digest)
         case .fileAccept(let id, let offset):
             // Only once, for the offer sent last, within the file.
             guard let transfer = outgoing.first, transfer.state == .offered, transfer.id == id, offset <= transfer.size else {
@@ -251,7 +310,7 @@ public final class FileTransfers: @unchecked Sendable {
             transfer.lastProgress = offset
             emit(.sending(name: transfer.path, size: transfer.size, resumingAt: offset), member: transfer.to)
             link.whenDrained(.files) { [weak self] in self?.pump() }
-            pump()
+            if transfer.streamed { hashPrefix(transfer, before: offset) } else { pump() }
         case .fileCredit(let id, let through):
             // Credit only grows; one for a transfer no longer sent (it may have crossed the
             // end on the wire) is dropped.
@@ -263,7 +322,11 @@ public final class FileTransfers: @unchecked Sendable {
                 link.reject(ProtocolError(.fileProtocol, "FILE_RESULT for id \(id) matches no offered file"))
                 return true
             }
-            if status == .stored {
+            if status == .stored && transfer.streamed && transfer.state != .ended {
+                // Nobody can know a streamed file's content before its FILE_END.
+                link.reject(ProtocolError(.fileProtocol, "FILE_RESULT stored for id \(id) before the file's FILE_END"))
+                finishOutgoing(.failure(FileError("the receiver claimed to have stored \(transfer.path) before it was sent; it was not delivered")))
+            } else if status == .stored {
                 // Stored without being accepted: the receiver had this content already.
                 finishOutgoing(.success(SentFile(path: transfer.path, storedAs: text, size: transfer.size,
                                                  startOffset: transfer.state == .offered ? transfer.size : transfer.startOffset,

@@ -146,6 +146,12 @@ public final class PeerLink: @unchecked Sendable {
         sentCapabilities?.contains(.memberKeys) == true && receivedCapabilities?.contains(.memberKeys) == true
     }
 
+    /// Whether both sides advertised `.streamedFiles` in their HELLO: offers then carry a
+    /// resume tag, and `FILE_END` the file's SHA-256.
+    public var usesStreamedFiles: Bool {
+        sentCapabilities?.contains(.streamedFiles) == true && receivedCapabilities?.contains(.streamedFiles) == true
+    }
+
     /// Sends a message. Returns false when the connection cannot take it.
     @discardableResult
     public func send(_ message: Message) -> Bool {
