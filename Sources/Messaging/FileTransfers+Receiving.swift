@@ -101,13 +101,13 @@ extension FileTransfers {
                              sender: from == nil ? address : address + " relayed from host " + String(host, radix: 16), member: from,
                              host: link.connection.peer?.address.hostKey)
         // The same content already stored from the same sender, unchanged: answered as stored,
-        // under its name. A streamed offer names no content (its tag is the sender's word), so
-        // it is always received and checked.
+        // under its name (for a streamed offer: the same resume tag, the sender's word that its
+        // file did not change since).
         let streamed = link.usesStreamedFiles
-        if !streamed, let name = inbox.existing(key, size: offer.size) {
+        if let (name, digest) = inbox.existing(key, size: offer.size) {
             link.send(.fileResult(id: offer.id, status: .stored, message: name))
             return emit(.stored(SentFile(path: inbox.directory + "/" + name, storedAs: name, size: offer.size, startOffset: offer.size,
-                                         digest: offer.digest)), member: from)
+                                         digest: digest)), member: from)
         }
         let admission: Inbox.Admission
         // Files whose data still has to come count for the member; files being verified and
@@ -266,7 +266,7 @@ extension FileTransfers {
             } else {
                 do throws(FileError) {
                     let stored = try inbox.store(transfer.key, offeredName: name)
-                    if !transfer.streamed { inbox.remember(stored, key: transfer.key, size: transfer.offer.size) }
+                    inbox.remember(stored, key: transfer.key, size: transfer.offer.size, digest: expected)
                     outcome = .stored(stored)
                 } catch {
                     outcome = .failed(.writeFailed, error.message)

@@ -266,6 +266,29 @@ public final class FileTransfers: @unchecked Sendable {
         }
     }
 
+    /// A streamed offer answered "stored" at once: the file is hashed on `reading` for the
+    /// report, then reported sent with nothing transferred.
+    private func reportStoredAtOnce(_ transfer: Outgoing, as storedAs: String) {
+        transfer.state = .ended
+        let queue = link.scheduler
+        let fd = transfer.fd
+        reading.execute { [self] in
+            let result = Result { () throws(FileError) in
+                try SHA256.digest(of: fd, length: transfer.size, isCancelled: { transfer.cancelled.load(ordering: .relaxed) }).finish()
+            }
+            queue.execute { [self] in
+                guard outgoing.first === transfer else { return }
+                switch result {
+                case .success(let digest):
+                    finishOutgoing(.success(SentFile(path: transfer.path, storedAs: storedAs, size: transfer.size, startOffset: transfer.size,
+                                                     digest: digest)))
+                case .failure(let error):
+                    finishOutgoing(.failure(FileError("the receiver holds \(transfer.path) already as \(storedAs), but it cannot be read here to report it: \(error)")))
+                }
+            }
+        }
+    }
+
     private func finishOutgoing(_ result: Result<SentFile, FileError>) {
         guard !outgoing.isEmpty else { return }
         let transfer = outgoing.removeFirst()
@@ -322,10 +345,14 @@ public final class FileTransfers: @unchecked Sendable {
                 link.reject(ProtocolError(.fileProtocol, "FILE_RESULT for id \(id) matches no offered file"))
                 return true
             }
-            if status == .stored && transfer.streamed && transfer.state != .ended {
-                // Nobody can know a streamed file's content before its FILE_END.
+            if status == .stored && transfer.streamed && transfer.state == .accepted {
+                // Data is on its way: the receiver cannot have checked it before FILE_END.
                 link.reject(ProtocolError(.fileProtocol, "FILE_RESULT stored for id \(id) before the file's FILE_END"))
                 finishOutgoing(.failure(FileError("the receiver claimed to have stored \(transfer.path) before it was sent; it was not delivered")))
+            } else if status == .stored && transfer.streamed && transfer.state == .offered {
+                // Stored at once: the receiver holds the file of this tag from us already. The
+                // report names its SHA-256, so it is hashed now.
+                reportStoredAtOnce(transfer, as: text)
             } else if status == .stored {
                 // Stored without being accepted: the receiver had this content already.
                 finishOutgoing(.success(SentFile(path: transfer.path, storedAs: text, size: transfer.size,

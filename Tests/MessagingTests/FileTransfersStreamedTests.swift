@@ -117,6 +117,22 @@ final class FileTransfersStreamedTests: XCTestCase {
         XCTAssertEqual(sent.last, .fileEnd(id: offer.id, digest: contentDigest))
     }
 
+    func testTheSameUnchangedFileAgainIsAnsweredStoredAtOnceAndReportedWithItsDigest() throws {
+        let source = directory.write(content, to: "photo.jpg")
+        let first = connect()
+        first.send(source)
+        scheduler.run()
+        XCTAssertEqual(try XCTUnwrap(first.results.first).get().bytesTransferred, UInt64(content.count))
+        first.send(source)
+        scheduler.run()
+        let again = try XCTUnwrap(first.results.last).get()
+        XCTAssertEqual(again.storedAs, "photo.jpg")
+        XCTAssertEqual(again.bytesTransferred, 0)
+        XCTAssertEqual(again.digest, contentDigest)
+        XCTAssertEqual(receivers.last?.stored.last?.digest, contentDigest)
+        XCTAssertEqual(TemporaryDirectory.names(in: receiverInbox.directory), [".partial", "photo.jpg"])
+    }
+
     func testTheResumeTagStaysWhileTheFileIsUnchangedAndChangesWithIt() throws {
         let path = directory.write(content, to: "a.bin")
         let first = try FileTransfers.openForSending(path)
@@ -341,7 +357,7 @@ final class FileTransfersStreamedTests: XCTestCase {
 
     // MARK: A hostile receiver
 
-    func testAReceiverThatClaimsAStreamedFileStoredBeforeItsEndIsNotBelieved() throws {
+    func testAReceiverThatClaimsAStreamedFileStoredWhileItsDataIsUnderWayIsNotBelieved() throws {
         let source = directory.write(content, to: "claimed.bin")
         let (a, b) = InMemoryStream.pair(scheduler: scheduler)
         let receiver = RawPeer(b)
@@ -355,6 +371,7 @@ final class FileTransfersStreamedTests: XCTestCase {
         sender.send(path: source) { result = $0 }
         scheduler.run()
         guard case .fileOffer(let offer) = receiver.messages.last else { return XCTFail("\(receiver.messages)") }
+        receiver.send(.fileAccept(id: offer.id, offset: 0))
         receiver.send(.fileResult(id: offer.id, status: .stored, message: "claimed.bin"))
         scheduler.run()
         guard case .failure(let error) = try XCTUnwrap(result) else { return XCTFail("a claim before the end was believed") }
