@@ -37,6 +37,15 @@ extension FileTransfers {
         return hash.finish()
     }
 
+    /// The resume tag a streamed offer of the file at `path` carries now, or nil when it
+    /// cannot be examined: for finding or preparing the partial data a receiver keeps of it
+    /// (tests, fuzzing).
+    public static func resumeTag(ofFileAt path: String) -> [UInt8]? {
+        var info = stat()
+        guard stat(path, &info) == 0 else { return nil }
+        return resumeTag(of: info)
+    }
+
     /// Why a file cannot be sent now (missing, unreadable, a directory, not a regular file),
     /// or nil when it can be opened for sending: for a tool to report a mistyped path before
     /// it connects or queues anything.
