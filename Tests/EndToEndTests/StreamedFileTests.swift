@@ -26,6 +26,7 @@ final class StreamedFileTests: FileTestCase {
         let (publisher, port) = try publish(TestLAN.uniqueName("streams"), inbox: inbox)
 
         let streaming = try pythonPeer(port: port, ["--name", "streaming", "--send", path])
+        streaming.closeStdin() // it leaves once its file is through
         XCTAssertEqual(streaming.waitForExit(timeout: 60), 0, streaming.transcript)
         let offer = try XCTUnwrap(streaming.jsonEvents.first { $0["event"] as? String == "sent" && $0["frame"] as? String == "file-offer" },
                                   streaming.transcript)
@@ -36,6 +37,7 @@ final class StreamedFileTests: FileTestCase {
         XCTAssertEqual(try sha256(of: inbox + "/payload.bin"), digest)
 
         let older = try pythonPeer(port: port, ["--name", "older", "--no-streamed-files", "--send", path])
+        older.closeStdin()
         XCTAssertEqual(older.waitForExit(timeout: 60), 0, older.transcript)
         let oldOffer = try XCTUnwrap(older.jsonEvents.first { $0["event"] as? String == "sent" && $0["frame"] as? String == "file-offer" },
                                      older.transcript)
