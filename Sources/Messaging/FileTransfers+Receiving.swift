@@ -32,8 +32,10 @@ extension FileTransfers {
         /// Offered with `FILE_OFFER_TO` to this side's own name: its sender waits for
         /// `FILE_CREDIT`, which lets the whole file come at once.
         var grantsWholeFile = false
-        // On the disk queue:
+        /// The hash of the data: of the resumed prefix on the disk queue before `FILE_ACCEPT`,
+        /// then of each chunk on `reading` (beside the writes on `disk`), and finished there.
         var hash = SHA256()
+        // On the disk queue:
         var writeFailure: String?
         var closed = false
 
@@ -195,16 +197,28 @@ extension FileTransfers {
         diskBacklog += data.count
         if diskBacklog > FileTransfers.diskBacklogLimit { link.holdReading(.disk) }
         let queue = link.scheduler
+        // Written on `disk` and hashed on `reading` at the same time (each in arrival order);
+        // the chunk counts in the backlog until both are done with it.
+        var unfinished = 2
+        let finished = { [self] in
+            unfinished -= 1
+            guard unfinished == 0 else { return }
+            diskBacklog -= data.count
+            if diskBacklog <= FileTransfers.diskBacklogLimit { link.releaseReading(.disk) }
+        }
+        reading.execute {
+            data.withUnsafeBytes { transfer.hash.update($0) }
+            queue.execute(finished)
+        }
         disk.execute { [self] in
             var failure: String?
             if transfer.writeFailure == nil && !transfer.closed {
                 failure = Self.write(data, to: transfer.fd, at: offset)
-                if let failure { transfer.writeFailure = failure } else { data.withUnsafeBytes { transfer.hash.update($0) } }
+                if let failure { transfer.writeFailure = failure }
             }
             let failed = failure
             queue.execute { [self] in
-                diskBacklog -= data.count
-                if diskBacklog <= FileTransfers.diskBacklogLimit { link.releaseReading(.disk) }
+                finished()
                 if let failed, incoming[id] === transfer {
                     dropIncoming(id, deletingData: false)
                     refuse(id, .writeFailed, "writing to the inbox failed: \(failed)", name: transfer.offer.name, from: transfer.from)
@@ -249,47 +263,55 @@ extension FileTransfers {
             return refuse(id, .refused, "the transfer ended after \(transfer.received) of \(counted(transfer.offer.size, "byte"))", name: name, from: transfer.from)
         }
         transfer.state = .finishing
+        // After the last hash update, the digest; after the last write, the data on disk, its name.
+        reading.execute { [self] in
+            let received = transfer.hash.finish()
+            disk.execute { [self] in store(transfer, id: id, received: received, expected: expected, inbox: inbox) }
+        }
+    }
+
+    /// After the last write (on the disk queue): checks the digest, syncs the data, names the
+    /// file, and tells the sender.
+    private func store(_ transfer: Incoming, id: UInt32, received: [UInt8], expected: [UInt8], inbox: Inbox) {
+        let name = transfer.offer.name
         let queue = link.scheduler
-        // After the last write: the digest of everything written, the data on disk, its name.
-        disk.execute { [self] in
-            // A failed write reports itself. When the link ended meanwhile, the complete data
-            // stays partial: the sender, told nothing, sends again and gets one stored copy.
-            guard transfer.writeFailure == nil, !transfer.closed, !transfer.cancelled.load(ordering: .relaxed) else { return }
-            let outcome: Outcome
-            if transfer.hash.finish() != expected {
-                inbox.remove(transfer.key)
-                outcome = .failed(.checksumMismatch, transfer.streamed
-                    ? "the SHA-256 of the data received does not match the one its FILE_END gave; the data was removed and nothing was stored; send the file again"
-                    : "the SHA-256 of the data received does not match the offer; nothing was stored")
-            } else if fsync(transfer.fd) != 0 {
-                outcome = .failed(.writeFailed, "writing to the inbox failed: syncing the data to disk failed: \(String(cString: strerror(errno))); nothing was stored")
-            } else {
-                do throws(FileError) {
-                    let stored = try inbox.store(transfer.key, offeredName: name)
-                    inbox.remember(stored, key: transfer.key, size: transfer.offer.size, digest: expected)
-                    outcome = .stored(stored)
-                } catch {
-                    outcome = .failed(.writeFailed, error.message)
-                }
+        // A failed write reports itself. When the link ended meanwhile, the complete data
+        // stays partial: the sender, told nothing, sends again and gets one stored copy.
+        guard transfer.writeFailure == nil, !transfer.closed, !transfer.cancelled.load(ordering: .relaxed) else { return }
+        let outcome: Outcome
+        if received != expected {
+            inbox.remove(transfer.key)
+            outcome = .failed(.checksumMismatch, transfer.streamed
+                ? "the SHA-256 of the data received does not match the one its FILE_END gave; the data was removed and nothing was stored; send the file again"
+                : "the SHA-256 of the data received does not match the offer; nothing was stored")
+        } else if fsync(transfer.fd) != 0 {
+            outcome = .failed(.writeFailed, "writing to the inbox failed: syncing the data to disk failed: \(String(cString: strerror(errno))); nothing was stored")
+        } else {
+            do throws(FileError) {
+                let stored = try inbox.store(transfer.key, offeredName: name)
+                inbox.remember(stored, key: transfer.key, size: transfer.offer.size, digest: expected)
+                outcome = .stored(stored)
+            } catch {
+                outcome = .failed(.writeFailed, error.message)
             }
-            transfer.close()
-            queue.execute { [self] in
-                // Still current unless the link ended after the checks above: then the outcome
-                // stands, but there is nobody to tell.
-                let current = incoming[id] === transfer
-                if current {
-                    incoming[id] = nil
-                    if transfer.from != nil { recentlyEndedRelayed.insert(id) }
-                    inbox.release(transfer.key)
-                }
-                switch outcome {
-                case .stored(let stored):
-                    if current { link.send(.fileResult(id: id, status: .stored, message: stored)) }
-                    emit(.stored(SentFile(path: inbox.directory + "/" + stored, storedAs: stored, size: transfer.offer.size,
-                                          startOffset: transfer.startOffset, digest: expected)), member: transfer.from)
-                case .failed(let status, let reason):
-                    if current { refuse(id, status, reason, name: name, from: transfer.from) }
-                }
+        }
+        transfer.close()
+        queue.execute { [self] in
+            // Still current unless the link ended after the checks above: then the outcome
+            // stands, but there is nobody to tell.
+            let current = incoming[id] === transfer
+            if current {
+                incoming[id] = nil
+                if transfer.from != nil { recentlyEndedRelayed.insert(id) }
+                inbox.release(transfer.key)
+            }
+            switch outcome {
+            case .stored(let stored):
+                if current { link.send(.fileResult(id: id, status: .stored, message: stored)) }
+                emit(.stored(SentFile(path: inbox.directory + "/" + stored, storedAs: stored, size: transfer.offer.size,
+                                      startOffset: transfer.startOffset, digest: expected)), member: transfer.from)
+            case .failed(let status, let reason):
+                if current { refuse(id, status, reason, name: name, from: transfer.from) }
             }
         }
     }

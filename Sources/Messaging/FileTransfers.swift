@@ -15,7 +15,8 @@ import Synchronization
 ///
 /// Descriptors: an outgoing file's descriptor is hashed and closed on `reading`, and read by
 /// `pump` on the link's queue only while the transfer is current, so it is never closed while
-/// read. An incoming file's descriptor is hashed, written, synced and closed on `disk` only.
+/// read. An incoming file's descriptor is hashed, written, synced and closed on `disk` only;
+/// its data is hashed on `reading` as it is written (from the chunk, not the descriptor).
 ///
 /// - Important: every method runs on the link's queue.
 public final class FileTransfers: @unchecked Sendable {
@@ -81,8 +82,9 @@ public final class FileTransfers: @unchecked Sendable {
     /// Files other than those here that count toward this peer's transfers at once (on a
     /// server: the files it relays from this member).
     public var otherTransfers: () -> Int = { 0 }
-    /// Hashes outgoing files and closes their descriptors, in that order.
-    private let reading: any Executor
+    /// Hashes outgoing files and closes their descriptors, in that order; hashes received data
+    /// while `disk` writes it (two cores share the work of one file).
+    let reading: any Executor
     /// Hashes resumed data, writes, syncs, stores and closes received files in the order their
     /// frames arrived, so that the link's queue keeps receiving meanwhile.
     let disk: any Executor
@@ -129,8 +131,8 @@ public final class FileTransfers: @unchecked Sendable {
     ///   - inbox: where received files go, or nil to refuse files.
     ///   - disk: a serial executor for writing, hashing and closing received files (nil: a
     ///     queue of its own); results come back on the link's scheduler.
-    ///   - hashing: a serial executor where outgoing files are hashed and closed (nil: a
-    ///     queue of its own).
+    ///   - hashing: a serial executor where outgoing files are hashed and closed, and received
+    ///     data is hashed beside `disk` (nil: a queue of its own).
     ///   - ids: the ids this side's offers take, in turn (never 0).
     ///
     /// Tests pass the link's own manual scheduler for both, so that a transfer runs
