@@ -305,17 +305,32 @@ final class FileRelay {
             transfer.position = offset
             transfer.credit = offset
             endpoints[transfer.sender]?.link.send(.fileAccept(id: transfer.senderID, offset: offset))
-            // The watchdog goes on counting from the offer: an answer is no progress.
+            // The watchdog goes on counting from the offer: an answer is no progress. But a
+            // streamed sender hashes the data before `offset` before it sends any: that first
+            // wait is given time to read it (`FileTransfers.resumeAllowance`).
+            if transfer.offeredDigest == nil && offset > 0 {
+                transfer.watchdog?.cancel()
+                watch(transfer, passed: transfer.passed, within: FileTransfers.resumeAllowance(skipping: offset, idleTimeout: limits.idleTimeout))
+            }
             grant(to: member)
         case .fileResult(let id, let status, let text):
             guard let transfer = byRecipient[Slot(member: member, id: id)] else { return wasRelayed(id, sending: false, by: member) }
             forget(transfer)
-            endpoints[transfer.sender]?.link.send(.fileResult(id: transfer.senderID, status: status, message: text))
+            // A streaming recipient answers an offer stored at once with the digest it holds
+            // before the name; an older sender offered the digest itself and wants the name.
+            let stripped = status == .stored && transfer.state == .offered && transfer.offeredDigest != nil && transfer.recipientStreams
+                ? FileTransfers.parseStoredAtOnceAnswer(text)?.name : nil
+            endpoints[transfer.sender]?.link.send(.fileResult(id: transfer.senderID, status: status, message: stripped ?? text))
             grant(to: member)
         case .fileChunk(let id, let data):
             guard let transfer = bySender[Slot(member: member, id: id)] else { return wasRelayed(id, sending: true, by: member) }
             guard transfer.state == .accepted else {
                 endpoints[member]?.link.reject(ProtocolError(.fileProtocol, "FILE_CHUNK for id \(id), which is not an accepted transfer still open"))
+                return true
+            }
+            guard !data.isEmpty else {
+                // Passed on, it would be refused by the recipient as from the server.
+                endpoints[member]?.link.reject(ProtocolError(.fileProtocol, "FILE_CHUNK for id \(id) is empty; a chunk carries at least 1 byte"))
                 return true
             }
             guard UInt64(data.count) <= transfer.size - transfer.position else {
@@ -398,10 +413,12 @@ final class FileRelay {
         recipient.link.whenDrained(.relay, waiting ? { [weak self] in self?.grant(to: member) } : nil)
     }
 
-    /// Ends a transfer within `idleTimeout` unless it passes on enough data (`minimumProgress`,
-    /// or all it still needed) beyond `passed`, what it had passed on when the count began.
-    private func watch(_ transfer: Transfer, passed: UInt64) {
-        transfer.watchdog = scheduler.schedule(after: limits.idleTimeout) { [weak self, weak transfer] in
+    /// Ends a transfer within `idleTimeout` (or `within`) unless it passes on enough data
+    /// (`minimumProgress`, or all it still needed) beyond `passed`, what it had passed on when
+    /// the count began.
+    private func watch(_ transfer: Transfer, passed: UInt64, within: Duration? = nil) {
+        let period = within ?? limits.idleTimeout
+        transfer.watchdog = scheduler.schedule(after: period) { [weak self, weak transfer] in
             guard let self, let transfer, bySender[Slot(member: transfer.sender, id: transfer.senderID)] === transfer else { return }
             let progress = transfer.passed - min(passed, transfer.passed)
             // What it still needed when the count began: the rest now, plus what came since.
@@ -410,7 +427,7 @@ final class FileRelay {
             if progress >= wanted { return watch(transfer, passed: transfer.passed) }
             let recipient = endpoints[transfer.recipient]?.name ?? "the recipient"
             let sender = endpoints[transfer.sender]?.name ?? "the sender"
-            let time = limits.idleTimeout.secondsText
+            let time = period.secondsText
             let reason = switch transfer.state {
             case .offered: "\(recipient) did not answer the offer within \(time)"
             case .ending: "\(recipient) did not confirm the file within \(time)"

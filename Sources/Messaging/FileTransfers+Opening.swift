@@ -20,16 +20,19 @@ extension FileTransfers {
     }
 
     /// What a streamed offer names the file by, so that the receiver resumes its data: the
-    /// SHA-256 of the file's device, inode, size and modification time (to the nanosecond).
-    /// It stays the same while the file is unchanged, whatever path it is sent by, and
-    /// changes when the file is written; it tells the receiver none of those numbers.
+    /// SHA-256 of the file's device, inode, size, modification time and status change time
+    /// (both to the nanosecond). It stays the same while the file is unchanged, whatever path
+    /// it is sent by, and changes when the file is written, even when the modification time is
+    /// set back (`cp -p`, `touch -r`, `rsync -t`: the change time cannot be set); it tells the
+    /// receiver none of those numbers.
     /// Nothing is trusted by it: the receiver checks the whole file against the digest that
     /// comes with `FILE_END` (a file changed without a new time fails that check, and its
     /// partial data is removed).
     static func resumeTag(of info: stat) -> [UInt8] {
-        var fields: [UInt8] = Array("svc resume tag 1".utf8)
+        var fields: [UInt8] = Array("svc resume tag 2".utf8)
         for value in [UInt64(info.st_dev), UInt64(info.st_ino), UInt64(info.st_size),
-                      UInt64(bitPattern: Int64(info.st_mtim.tv_sec)), UInt64(bitPattern: Int64(info.st_mtim.tv_nsec))] {
+                      UInt64(bitPattern: Int64(info.st_mtim.tv_sec)), UInt64(bitPattern: Int64(info.st_mtim.tv_nsec)),
+                      UInt64(bitPattern: Int64(info.st_ctim.tv_sec)), UInt64(bitPattern: Int64(info.st_ctim.tv_nsec))] {
             withUnsafeBytes(of: value.bigEndian) { fields.append(contentsOf: $0) }
         }
         let hash = SHA256()

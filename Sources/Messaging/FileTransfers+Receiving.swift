@@ -32,8 +32,8 @@ extension FileTransfers {
         /// Offered with `FILE_OFFER_TO` to this side's own name: its sender waits for
         /// `FILE_CREDIT`, which lets the whole file come at once.
         var grantsWholeFile = false
-        /// The hash of the data: of the resumed prefix on the disk queue before `FILE_ACCEPT`,
-        /// then of each chunk on `reading` (beside the writes on `disk`), and finished there.
+        /// The hash of the data: of the resumed prefix on `resumeHashing` before `FILE_ACCEPT`,
+        /// then of each chunk on `chunkHashing` (beside the writes on `disk`), and finished there.
         var hash = SHA256()
         // On the disk queue:
         var writeFailure: String?
@@ -107,7 +107,8 @@ extension FileTransfers {
         // file did not change since).
         let streamed = link.usesStreamedFiles
         if let (name, digest) = inbox.existing(key, size: offer.size) {
-            link.send(.fileResult(id: offer.id, status: .stored, message: name))
+            // A streamed sender compares the digest with its file's (the tag is only its word).
+            link.send(.fileResult(id: offer.id, status: .stored, message: streamed ? Self.storedAtOnceAnswer(name: name, digest: digest) : name))
             return emit(.stored(SentFile(path: inbox.directory + "/" + name, storedAs: name, size: offer.size, startOffset: offer.size,
                                          digest: digest)), member: from)
         }
@@ -124,16 +125,21 @@ extension FileTransfers {
         incoming[offer.id] = transfer
         guard admission.have > 0 else { return accept(transfer, at: 0) }
         let queue = link.scheduler
-        // Data kept from an earlier transfer is hashed on the disk queue (a 10 GiB prefix
-        // takes a while); FILE_ACCEPT goes out when that is done.
-        disk.execute { [self] in
-            let failure: String?
-            do throws(FileError) {
-                transfer.hash = try SHA256.digest(of: transfer.fd, length: admission.have,
-                                                  isCancelled: { transfer.cancelled.load(ordering: .relaxed) })
-                failure = nil
-            } catch {
-                failure = error.message
+        // Data kept from an earlier transfer is hashed on `resumeHashing` (a 10 GiB prefix
+        // takes a while), through a descriptor of its own, as `disk` may close the partial's
+        // meanwhile; FILE_ACCEPT goes out when that is done.
+        let copy = dup(admission.fd)
+        let dupFailure = copy < 0 ? String(cString: strerror(errno)) : nil
+        resumeHashing.execute { [self] in
+            var failure = dupFailure
+            if copy >= 0 {
+                do throws(FileError) {
+                    transfer.hash = try SHA256.digest(of: copy, length: admission.have,
+                                                      isCancelled: { transfer.cancelled.load(ordering: .relaxed) })
+                } catch {
+                    failure = error.message
+                }
+                close(copy)
             }
             queue.execute { [self] in
                 guard incoming[offer.id] === transfer else { return } // the link ended meanwhile
@@ -157,19 +163,32 @@ extension FileTransfers {
         emit(.receiving(name: transfer.shownName, size: transfer.offer.size, resumingAt: offset), member: transfer.from)
         link.send(.fileAccept(id: transfer.offer.id, offset: offset))
         if transfer.grantsWholeFile { link.send(.fileCredit(id: transfer.offer.id, through: transfer.offer.size)) }
-        watchForStall(transfer, sinceReceived: offset)
+        guard let idle = inbox?.limits.transferIdleTimeout else { return }
+        // A streamed sender hashes the data before `offset` before it sends any.
+        watchForStall(transfer, sinceReceived: offset,
+                      within: transfer.streamed && offset > 0 ? Self.resumeAllowance(skipping: offset, idleTimeout: idle) : idle)
     }
 
-    /// Ends the transfer when no data arrived for `transferIdleTimeout` (one pending check per
-    /// transfer, moved on while data flows).
-    private func watchForStall(_ transfer: Incoming, sinceReceived seen: UInt64) {
-        guard let timeout = inbox?.limits.transferIdleTimeout else { return }
+    /// The slowest read the first wait of a streamed resume allows for (a slow USB stick).
+    static let slowestPrefixRead: UInt64 = 8 << 20
+
+    /// How long the first chunk of a streamed transfer resumed at `offset` may take: the idle
+    /// timeout, plus the time its sender needs to hash the `offset` bytes it skips at
+    /// `slowestPrefixRead` bytes per second (docs/PROTOCOL.md, "Files"). Later waits are the
+    /// idle timeout again.
+    static func resumeAllowance(skipping offset: UInt64, idleTimeout: Duration) -> Duration {
+        idleTimeout + .seconds(Int64(clamping: offset / slowestPrefixRead + 1))
+    }
+
+    /// Ends the transfer when too little data arrived within `timeout` (one pending check per
+    /// transfer, moved on, with `transferIdleTimeout`, while data flows).
+    private func watchForStall(_ transfer: Incoming, sinceReceived seen: UInt64, within timeout: Duration) {
         link.scheduler.schedule(after: timeout) { [weak self] in
             guard let self, incoming[transfer.offer.id] === transfer, transfer.state == .receiving else { return }
             // Progress counts only in earnest: at least `transferMinimumProgress` (or the rest).
             let wanted = min(inbox?.limits.transferMinimumProgress ?? 1, transfer.offer.size - min(seen, transfer.offer.size))
             guard transfer.received - min(seen, transfer.received) < max(1, wanted) else {
-                return watchForStall(transfer, sinceReceived: transfer.received)
+                return watchForStall(transfer, sinceReceived: transfer.received, within: inbox?.limits.transferIdleTimeout ?? timeout)
             }
             dropIncoming(transfer.offer.id, deletingData: false)
             let what = transfer.received == seen ? "no data arrived for \(timeout.secondsText)"
@@ -183,6 +202,10 @@ extension FileTransfers {
         guard let transfer = incoming[id], transfer.state == .receiving else {
             return link.reject(ProtocolError(.fileProtocol, "FILE_CHUNK for id \(id), which is not an accepted transfer still open"))
         }
+        guard !data.isEmpty else {
+            // It would queue work and move nothing.
+            return link.reject(ProtocolError(.fileProtocol, "FILE_CHUNK for id \(id) is empty; a chunk carries at least 1 byte"))
+        }
         guard UInt64(data.count) <= transfer.offer.size - transfer.received else {
             dropIncoming(id, deletingData: true)
             return refuse(id, .refused, "more data than the \(counted(transfer.offer.size, "byte")) offered", name: transfer.offer.name, from: transfer.from)
@@ -194,19 +217,22 @@ extension FileTransfers {
             emit(.progress(.receiving, name: transfer.shownName, done: transfer.received, total: transfer.offer.size), member: transfer.from)
         }
         inbox?.consumed(UInt64(data.count), by: transfer.key)
-        diskBacklog += data.count
+        // Each chunk costs at least `minimumChunkCost`, so the backlog bounds the queued work
+        // items too (2,048 of them), not only their bytes.
+        let cost = max(data.count, FileTransfers.minimumChunkCost)
+        diskBacklog += cost
         if diskBacklog > FileTransfers.diskBacklogLimit { link.holdReading(.disk) }
         let queue = link.scheduler
-        // Written on `disk` and hashed on `reading` at the same time (each in arrival order);
+        // Written on `disk` and hashed on `chunkHashing` at the same time (each in arrival order);
         // the chunk counts in the backlog until both are done with it.
         var unfinished = 2
         let finished = { [self] in
             unfinished -= 1
             guard unfinished == 0 else { return }
-            diskBacklog -= data.count
+            diskBacklog -= cost
             if diskBacklog <= FileTransfers.diskBacklogLimit { link.releaseReading(.disk) }
         }
-        reading.execute {
+        chunkHashing.execute {
             data.withUnsafeBytes { transfer.hash.update($0) }
             queue.execute(finished)
         }
@@ -264,7 +290,7 @@ extension FileTransfers {
         }
         transfer.state = .finishing
         // After the last hash update, the digest; after the last write, the data on disk, its name.
-        reading.execute { [self] in
+        chunkHashing.execute { [self] in
             let received = transfer.hash.finish()
             disk.execute { [self] in store(transfer, id: id, received: received, expected: expected, inbox: inbox) }
         }

@@ -13,10 +13,16 @@ import Synchronization
 /// `resumeTag`), hashed as `pump` sends it, and its SHA-256 goes with `FILE_END`; with older
 /// peers it is hashed whole before the offer.
 ///
+/// Executors: receiving never waits behind sending. Outgoing files are read end to end (hashed)
+/// on `reading`; received chunks are hashed on `chunkHashing` while `disk` writes them; the data
+/// an incoming resume kept is hashed on `resumeHashing`. Only short work per chunk runs where
+/// received data waits, so a long read of an outgoing file never fills the backlog that stops
+/// the link reading (which would stop its texts and pings too).
+///
 /// Descriptors: an outgoing file's descriptor is hashed and closed on `reading`, and read by
 /// `pump` on the link's queue only while the transfer is current, so it is never closed while
-/// read. An incoming file's descriptor is hashed, written, synced and closed on `disk` only;
-/// its data is hashed on `reading` as it is written (from the chunk, not the descriptor).
+/// read. An incoming file's descriptor is written, synced and closed on `disk` only; its
+/// resumed prefix is hashed through a duplicate descriptor that `resumeHashing` closes.
 ///
 /// - Important: every method runs on the link's queue.
 public final class FileTransfers: @unchecked Sendable {
@@ -82,23 +88,33 @@ public final class FileTransfers: @unchecked Sendable {
     /// Files other than those here that count toward this peer's transfers at once (on a
     /// server: the files it relays from this member).
     public var otherTransfers: () -> Int = { 0 }
-    /// Hashes outgoing files and closes their descriptors, in that order; hashes received data
-    /// while `disk` writes it (two cores share the work of one file).
+    /// Hashes outgoing files and closes their descriptors, in that order (long work: a whole
+    /// file, or the part of it a resume skips).
     let reading: any Executor
-    /// Hashes resumed data, writes, syncs, stores and closes received files in the order their
-    /// frames arrived, so that the link's queue keeps receiving meanwhile.
+    /// Hashes received chunks in arrival order while `disk` writes them (two cores share the
+    /// work of one file), and nothing else, so a chunk never waits behind a whole file.
+    let chunkHashing: any Executor
+    /// Hashes the data an incoming resume kept, before its `FILE_ACCEPT` (a 10 GiB prefix
+    /// takes a while), apart from the chunks and writes of other transfers.
+    let resumeHashing: any Executor
+    /// Writes, syncs, stores and closes received files in the order their frames arrived, so
+    /// that the link's queue keeps receiving meanwhile.
     let disk: any Executor
     /// Received file data not yet written; above `diskBacklogLimit` the link stops reading.
     var diskBacklog = 0
     static let diskBacklogLimit = 8 << 20
+    /// What a chunk counts in `diskBacklog` at least, however small.
+    static let minimumChunkCost = 4 << 10
     /// Where chunks are read from disk; allocated only while a file is being sent (a room
     /// of 1,000 idle members would otherwise hold 1 GiB of them).
     private var buffer: [UInt8] = []
 
     /// Used on the link's queue, except `fd` and `cancelled`, which `reading` also reads.
     private final class Outgoing: @unchecked Sendable {
-        /// `ended`: all data and `FILE_END` went out; only the result may come.
-        enum State { case hashing, offered, accepted, ended }
+        /// `ended`: all data and `FILE_END` went out; only the result may come. `confirming`:
+        /// answered stored at once, the file is hashed to compare with the receiver's digest;
+        /// nothing more may come.
+        enum State { case hashing, offered, accepted, ended, confirming }
         let path: String
         let completion: (Result<SentFile, FileError>) -> Void
         /// The member it is for (relayed by the server), or nil for the peer itself.
@@ -131,13 +147,17 @@ public final class FileTransfers: @unchecked Sendable {
     ///   - inbox: where received files go, or nil to refuse files.
     ///   - disk: a serial executor for writing, hashing and closing received files (nil: a
     ///     queue of its own); results come back on the link's scheduler.
-    ///   - hashing: a serial executor where outgoing files are hashed and closed, and received
-    ///     data is hashed beside `disk` (nil: a queue of its own).
+    ///   - hashing: a serial executor where outgoing files are hashed and closed (nil: a queue
+    ///     of its own).
+    ///   - receivedHashing: a serial executor where received chunks, and apart from them the
+    ///     data a resume kept, are hashed (nil: `disk` when one is given, else queues of their
+    ///     own). It must not be `hashing`'s, or a long outgoing read would stop the link.
     ///   - ids: the ids this side's offers take, in turn (never 0).
     ///
-    /// Tests pass the link's own manual scheduler for both, so that a transfer runs
-    /// deterministically on one thread.
+    /// Tests pass the link's own manual scheduler for `disk` and `hashing`, so that a transfer
+    /// runs deterministically on one thread.
     public init(link: PeerLink, inbox: Inbox?, disk: (any Executor)? = nil, hashing: (any Executor)? = nil,
+                receivedHashing: (any Executor)? = nil,
                 ids: ClosedRange<UInt32> = 1...UInt32.max, onEvent: @escaping (Event) -> Void) {
         self.link = link
         self.ids = ids.lowerBound == 0 ? 1...max(1, ids.upperBound) : ids
@@ -145,6 +165,8 @@ public final class FileTransfers: @unchecked Sendable {
         self.inbox = inbox
         self.disk = disk ?? DispatchQueue(label: "svc.files.disk")
         reading = hashing ?? DispatchQueue(label: "svc.files.reading")
+        chunkHashing = receivedHashing ?? disk ?? DispatchQueue(label: "svc.files.received")
+        resumeHashing = receivedHashing ?? disk ?? DispatchQueue(label: "svc.files.resumed")
         self.onEvent = onEvent
     }
 
@@ -268,10 +290,11 @@ public final class FileTransfers: @unchecked Sendable {
         }
     }
 
-    /// A streamed offer answered "stored" at once: the file is hashed on `reading` for the
-    /// report, then reported sent with nothing transferred.
-    private func reportStoredAtOnce(_ transfer: Outgoing, as storedAs: String) {
-        transfer.state = .ended
+    /// A streamed offer answered "stored" at once: the file is hashed on `reading` and compared
+    /// with the SHA-256 the receiver holds (`theirs`), then reported sent with nothing
+    /// transferred, or (another file under the same tag) not sent.
+    private func reportStoredAtOnce(_ transfer: Outgoing, as storedAs: String, theirs: [UInt8]) {
+        transfer.state = .confirming
         let queue = link.scheduler
         let fd = transfer.fd
         reading.execute { [self] in
@@ -281,9 +304,11 @@ public final class FileTransfers: @unchecked Sendable {
             queue.execute { [self] in
                 guard outgoing.first === transfer else { return }
                 switch result {
-                case .success(let digest):
+                case .success(let digest) where digest == theirs:
                     finishOutgoing(.success(SentFile(path: transfer.path, storedAs: storedAs, size: transfer.size, startOffset: transfer.size,
                                                      digest: digest)))
+                case .success(let digest):
+                    finishOutgoing(.failure(FileError("the receiver answered that it holds \(transfer.path) already as \(storedAs), but what it holds has SHA-256 \(hexString(theirs)) and the file here \(hexString(digest)); nothing was sent: rename or copy the file (a new resume tag) and send it again")))
                 case .failure(let error):
                     finishOutgoing(.failure(FileError("the receiver holds \(transfer.path) already as \(storedAs), but it cannot be read here to report it: \(error)")))
                 }
@@ -343,8 +368,9 @@ public final class FileTransfers: @unchecked Sendable {
             transfer.credit = max(credit, min(through, transfer.size))
             pump()
         case .fileResult(let id, let status, let text):
-            guard let transfer = outgoing.first, transfer.state != .hashing, transfer.id == id else {
-                link.reject(ProtocolError(.fileProtocol, "FILE_RESULT for id \(id) matches no offered file"))
+            // None before the offer, and none after a stored-at-once answer (being confirmed).
+            guard let transfer = outgoing.first, transfer.state != .hashing, transfer.state != .confirming, transfer.id == id else {
+                link.reject(ProtocolError(.fileProtocol, "FILE_RESULT for id \(id) matches no offered file waiting for a result"))
                 return true
             }
             if status == .stored && transfer.streamed && transfer.state == .accepted {
@@ -352,9 +378,14 @@ public final class FileTransfers: @unchecked Sendable {
                 link.reject(ProtocolError(.fileProtocol, "FILE_RESULT stored for id \(id) before the file's FILE_END"))
                 finishOutgoing(.failure(FileError("the receiver claimed to have stored \(transfer.path) before it was sent; it was not delivered")))
             } else if status == .stored && transfer.streamed && transfer.state == .offered {
-                // Stored at once: the receiver holds the file of this tag from us already. The
-                // report names its SHA-256, so it is hashed now.
-                reportStoredAtOnce(transfer, as: text)
+                // Stored at once: the receiver holds the file of this tag from us already. Its
+                // answer names the SHA-256 it holds, which the file here must have too.
+                guard let (theirs, storedAs) = Self.parseStoredAtOnceAnswer(text) else {
+                    link.reject(ProtocolError(.fileProtocol, "FILE_RESULT stored for id \(id) before any data lacks the SHA-256 the receiver holds"))
+                    finishOutgoing(.failure(FileError("the receiver claimed to hold \(transfer.path) already but did not say what it holds; it was not sent")))
+                    return true
+                }
+                reportStoredAtOnce(transfer, as: storedAs, theirs: theirs)
             } else if status == .stored {
                 // Stored without being accepted: the receiver had this content already.
                 finishOutgoing(.success(SentFile(path: transfer.path, storedAs: text, size: transfer.size,
