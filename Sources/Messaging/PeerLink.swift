@@ -267,6 +267,7 @@ public final class PeerLink: @unchecked Sendable {
                 reject(error) // an oversize length: the stream cannot be trusted after it
                 break
             }
+            guard goodbyeReason == nil else { continue } // after its GOODBYE a peer says nothing more that counts
             do throws(ProtocolError) {
                 let message = try Message(decoding: frame, memberKeys: usesMemberKeys)
                 if case .hello(let hello) = message, receivedCapabilities == nil { receivedCapabilities = hello.capabilities }
