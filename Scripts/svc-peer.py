@@ -290,9 +290,11 @@ class Peer:
             streamed = self.streams()
             if streamed:
                 # Offered at once by a resume tag (any 32 bytes that stay while the file is
-                # unchanged); the data is hashed as it is sent, the digest goes with FILE_END.
+                # unchanged, the change time too); the data is hashed as it is sent, the digest
+                # goes with FILE_END.
                 info = os.fstat(file.fileno())
-                offered = hashlib.sha256(struct.pack(">QQQq", info.st_dev, info.st_ino, info.st_size, info.st_mtime_ns)).digest()
+                offered = hashlib.sha256(struct.pack(">QQQqq", info.st_dev, info.st_ino, info.st_size, info.st_mtime_ns,
+                                                     info.st_ctime_ns)).digest()
                 size = info.st_size
             else:
                 for block in iter(lambda: file.read(1 << 20), b""):

@@ -56,14 +56,16 @@ class FileTestCase: XCTestCase {
     }
 
     /// The resume tag svc-connect offers the file at `path` by between peers that stream files
-    /// (docs/PROTOCOL.md, "Files"): the SHA-256 of "svc resume tag 1" and the file's device,
-    /// inode, size and modification time (seconds, nanoseconds), each a big-endian 64-bit number.
+    /// (docs/PROTOCOL.md, "Files"): the SHA-256 of "svc resume tag 2" and the file's device,
+    /// inode, size, modification time and change time (seconds, nanoseconds), each a big-endian
+    /// 64-bit number.
     func resumeTag(of path: String) throws -> String {
         var info = stat()
         XCTAssertEqual(stat(path, &info), 0, path)
-        var input = Array("svc resume tag 1".utf8)
+        var input = Array("svc resume tag 2".utf8)
         for value in [UInt64(info.st_dev), UInt64(info.st_ino), UInt64(info.st_size),
-                      UInt64(bitPattern: Int64(info.st_mtim.tv_sec)), UInt64(bitPattern: Int64(info.st_mtim.tv_nsec))] {
+                      UInt64(bitPattern: Int64(info.st_mtim.tv_sec)), UInt64(bitPattern: Int64(info.st_mtim.tv_nsec)),
+                      UInt64(bitPattern: Int64(info.st_ctim.tv_sec)), UInt64(bitPattern: Int64(info.st_ctim.tv_nsec))] {
             withUnsafeBytes(of: value.bigEndian) { input.append(contentsOf: $0) }
         }
         let file = NSTemporaryDirectory() + "svc-tag-\(UUID().uuidString)"
