@@ -151,6 +151,8 @@ def decode(kind, payload):
         fields.update(id=r.u32(), size=len(r.rest()))
     elif name == "file-end":
         fields.update(id=r.u32())
+        if len(payload) == 4 + 32:  # streamed files (capability 128): the SHA-256 comes at the end
+            fields.update(sha256=r.take(32).hex())
     elif name == "file-result":
         fields.update(id=r.u32(), status=r.u8(), message=r.rest().decode("utf-8", "replace"))
     elif name == "file-cancel":

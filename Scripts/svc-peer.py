@@ -47,7 +47,10 @@ EXIT_WRONG_ROOM_CODE = 79
 EXIT_TRY_LATER = 75  # too-many-attempts, as svc-connect
 EXIT_CODE_REFUSED = 76  # an ERROR from a room that has not proved the room code
 
-CAPABILITIES = 1 | 2 | 4 | 16  # rooms, files, resuming files (we always accept at 0), files between members
+# rooms, files, resuming files (we always accept at 0), files between members, streamed files
+# (offers carry a resume tag and FILE_END the SHA-256; --no-streamed-files leaves it out)
+CAPABILITIES = 1 | 2 | 4 | 16 | 128
+STREAMED_FILES = 128
 CHUNK = 64 * 1024
 MAX_INCOMING_FILE = 1 << 32  # bytes; larger offers are refused (this is a test tool)
 MAX_INCOMING_AT_ONCE = 4  # files arriving at once; more offers are refused
@@ -91,12 +94,13 @@ class Incoming:
         except FileNotFoundError:
             pass
 
-    def store(self):
-        """(status, message) for FILE_RESULT: 0 and the stored name, or 1 on a checksum mismatch."""
+    def store(self, digest):
+        """(status, message) for FILE_RESULT: 0 and the stored name, or 1 on a checksum mismatch
+        against `digest` (the offer's, or for a streamed file the one its FILE_END carried)."""
         self.file.flush()
         os.fsync(self.file.fileno())
         self.file.close()
-        if self.received != self.size or self.hash.digest() != self.digest:
+        if self.received != self.size or self.hash.digest() != digest:
             os.unlink(self.temporary)
             return 1, f"checksum mismatch: got {self.received} bytes with SHA-256 {self.hash.hexdigest()}"
         stem, dot, extension = self.name.rpartition(".") if "." in self.name.lstrip(".") else (self.name, "", "")
@@ -127,6 +131,7 @@ class Peer:
         self.failed = False
         self.code_reply = None  # the payload of CODE_REPLY
         self.code_proved = False  # the room's tag in CODE_REPLY checked out
+        self.server_capabilities = 0
 
     # Sending ---------------------------------------------------------------------------------
     def send(self, data):
@@ -164,6 +169,7 @@ class Peer:
             if fields["magic"] != "P2PM" or fields["version"] != p2pm.VERSION:
                 raise Fatal(p2pm.EXIT_FAILURE, f"the server's HELLO is not protocol version 1: {fields}")
             self.server_name = fields["name"]
+            self.server_capabilities = fields["capabilities"]
         elif name == "welcome":
             if self.options.room_code and self.code_reply is None:
                 raise Fatal(p2pm.EXIT_FAILURE, "the room welcomed us without checking the room code")
@@ -202,20 +208,33 @@ class Peer:
             transfer.received += len(data)
             transfer.last = time.monotonic()
         elif name == "file-end":
-            transfer = self.incoming.pop(fields["id"], None)
-            if transfer is not None:
-                status, message = transfer.store()
-                self.result(transfer.id, status, message)
-                if status == 0:
-                    self.stored += 1
-                    emit("file-stored", id=transfer.id, path=os.path.join(transfer.directory, message),
-                         size=transfer.size, sha256=transfer.digest.hex())
-                else:
-                    self.failed = True
+            transfer = self.incoming.get(fields["id"])
+            if transfer is None:
+                return
+            # A streamed file's SHA-256 comes here, and only then (docs/PROTOCOL.md, "Files").
+            if self.streams() != ("sha256" in fields):
+                self.send(p2pm.frame("error", struct.pack(">H", 12) + b"FILE_END with or without a digest against the capabilities"))
+                return
+            del self.incoming[transfer.id]
+            status, message = transfer.store(bytes.fromhex(fields["sha256"]) if self.streams() else transfer.digest)
+            self.result(transfer.id, status, message)
+            if status == 0:
+                self.stored += 1
+                emit("file-stored", id=transfer.id, path=os.path.join(transfer.directory, message),
+                     size=transfer.size, sha256=transfer.hash.hexdigest())
+            else:
+                self.failed = True
         elif name == "file-cancel":
             transfer = self.incoming.pop(fields["id"], None)
             if transfer is not None:
                 transfer.discard()
+
+    def streams(self):
+        """Whether both HELLOs announced streamed files (capability 128)."""
+        return bool(self.capabilities() & self.server_capabilities & STREAMED_FILES)
+
+    def capabilities(self):
+        return CAPABILITIES & ~(0 if self.options.streamed_files else STREAMED_FILES)
 
     def result(self, file_id, status, message):
         self.send(p2pm.frame("file-result", struct.pack(">IB", file_id, status) + message.encode("utf-8")))
@@ -258,8 +277,8 @@ class Peer:
     def join(self):
         if self.options.room_code:
             self.prove_room_code()
-        self.send(p2pm.hello(self.options.name, CAPABILITIES))
-        emit("sent", frame="hello", name=self.options.name, capabilities=CAPABILITIES)
+        self.send(p2pm.hello(self.options.name, self.capabilities()))
+        emit("sent", frame="hello", name=self.options.name, capabilities=self.capabilities())
         self.wait_for(lambda: self.welcomed is not None, "the server's WELCOME")
 
     def prove_room_code(self):
@@ -287,27 +306,48 @@ class Peer:
     def send_file(self, file_id, path):
         with open(path, "rb") as file:
             digest = hashlib.sha256()
-            for block in iter(lambda: file.read(1 << 20), b""):
-                digest.update(block)
-            size = file.tell()
+            streamed = self.streams()
+            if streamed:
+                # Offered at once by a resume tag (any 32 bytes that stay while the file is
+                # unchanged, the change time too); the data is hashed as it is sent, the digest
+                # goes with FILE_END.
+                info = os.fstat(file.fileno())
+                offered = hashlib.sha256(struct.pack(">QQQqq", info.st_dev, info.st_ino, info.st_size, info.st_mtime_ns,
+                                                     info.st_ctime_ns)).digest()
+                size = info.st_size
+            else:
+                for block in iter(lambda: file.read(1 << 20), b""):
+                    digest.update(block)
+                size = file.tell()
+                offered = digest.digest()
             name = os.path.basename(path)
-            self.send(p2pm.frame("file-offer", struct.pack(">IQ", file_id, size) + digest.digest() +
-                                 p2pm.string(name, 4096)))
-            emit("sent", frame="file-offer", id=file_id, size=size, sha256=digest.hexdigest(), name=name)
+            self.send(p2pm.frame("file-offer", struct.pack(">IQ", file_id, size) + offered + p2pm.string(name, 4096)))
+            emit("sent", frame="file-offer", id=file_id, size=size, sha256=offered.hex(), name=name, streamed=streamed)
             self.wait_for(lambda: file_id in self.replies, f"an answer to the offer of '{name}'")
             reply = self.replies.pop(file_id)
             if reply["frame"] == "file-accept":
                 if reply["offset"] > size:
                     raise Fatal(p2pm.EXIT_FAILURE, f"FILE_ACCEPT offset {reply['offset']} is past the end ({size})")
+                file.seek(0)
+                if streamed:  # the receiver checks the whole file: the data before the offset too
+                    left = reply["offset"]
+                    while left:
+                        block = file.read(min(left, 1 << 20))
+                        if not block:
+                            raise Fatal(p2pm.EXIT_FAILURE, f"'{path}' shrank while being sent")
+                        digest.update(block)
+                        left -= len(block)
                 file.seek(reply["offset"])
                 for block in iter(lambda: file.read(CHUNK), b""):
+                    if streamed:
+                        digest.update(block)
                     self.send(p2pm.frame("file-chunk", struct.pack(">I", file_id) + block))
                     while self.pump(0):  # answer pings, notice a refusal while sending
                         pass
                     if file_id in self.replies:
                         break
                 else:
-                    self.send(p2pm.frame("file-end", struct.pack(">I", file_id)))
+                    self.send(p2pm.frame("file-end", struct.pack(">I", file_id) + (digest.digest() if streamed else b"")))
                 self.wait_for(lambda: file_id in self.replies, f"the FILE_RESULT of '{name}'")
                 reply = self.replies.pop(file_id)
             if reply["frame"] != "file-result":
@@ -415,6 +455,8 @@ def parse(arguments):
                         help="text to send (repeatable); without it, lines of standard input are sent")
     parser.add_argument("--send", metavar="PATH", action="append", default=[], help="a file to send (repeatable)")
     parser.add_argument("--inbox", metavar="DIR", help="accept files into DIR (default: refuse them)")
+    parser.add_argument("--no-streamed-files", dest="streamed_files", action="store_false",
+                        help="speak files as a peer from before streamed files (capability 128): offers name the SHA-256")
     parser.add_argument("--expect-texts", metavar="N", type=int, default=0,
                         help="before leaving, wait until N TEXT frames have arrived")
     parser.add_argument("--expect-files", metavar="N", type=int, default=0,

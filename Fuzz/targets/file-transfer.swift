@@ -5,7 +5,9 @@
 //   bytes up to 2.5 MiB: 0, one chunk, a chunk and a byte are all reachable); 64 bytes
 //   repeated as its content; resume byte r: r & 1
 //   leaves a partial file of k bytes (3 bytes; may pass the size) in the receiving inbox,
-//   r & 2 corrupts it (a checksum mismatch must follow).
+//   r & 2 corrupts it (a checksum mismatch must follow), r & 4 has both ends say HELLO with
+//   every capability first, so the file goes streamed (offered by resume tag, its SHA-256
+//   with FILE_END; the partial file is then kept under the tag).
 //   then operations, one byte `kind | argument << 3`:
 //   0 run at most b work items (the transfer advances part way)
 //   1 / 2 a frame to the receiver / to the sender, as a third party would write it: type
@@ -49,6 +51,11 @@ final class End {
         })
     }
 
+    /// Says HELLO with every capability (`.streamedFiles` among them).
+    func hello(_ name: String) {
+        link.send(.hello(.init(name: name)))
+    }
+
     func send(_ path: String) {
         files?.send(path: path) { [unowned self] result in results.append(result) }
     }
@@ -83,6 +90,12 @@ func fuzzFileTransfer(_ bytes: UnsafeRawBufferPointer) {
     let content = (0..<size).map { pattern[$0 % 64] &+ UInt8(truncatingIfNeeded: $0 >> 6) }
     let source = directory.write(content, to: "source.bin")
     let resume = input.byte()
+    let streamed = resume & 4 == 4
+    if streamed {
+        sender.hello("sender")
+        receiver.hello("receiver")
+        scheduler.run()
+    }
     let partialCount = Int(input.integer(bytes: 3)) % (size + 2)
     var corrupted = false
     if resume & 1 == 1 {
@@ -95,7 +108,9 @@ func fuzzFileTransfer(_ bytes: UnsafeRawBufferPointer) {
             corrupted = true
         }
         // Where the receiver keeps this sender's data of the file (an in-memory peer has no address).
-        let key = PartialKey(digest: hash.finish(), size: UInt64(size), sender: "an unknown address")
+        let named = streamed ? FileTransfers.resumeTag(ofFileAt: source) : hash.finish()
+        guard let named else { preconditionFailure("cannot examine \(source)") }
+        let key = PartialKey(digest: named, size: UInt64(size), sender: "an unknown address")
         directory.write(partial, to: "b/.partial/" + key.name)
     }
     sender.send(source)

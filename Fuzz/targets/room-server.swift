@@ -148,7 +148,7 @@ func fuzzRoomServer(_ bytes: UnsafeRawBufferPointer) {
                 // Data for one of the ids its offers take (1 to 4), within or beyond what the
                 // server granted (FILE_CREDIT), or for no transfer at all.
                 let data = input.take(Int(input.integer(bytes: 3)) % (600 << 10))
-                peer?.send(.fileChunk(id: UInt32(selector & 3) + 1, data: data))
+                peer?.send(.fileChunk(id: UInt32(selector & 3) + 1, data: data[...]))
             } else if selector >= 0xC0 {
                 let id = UInt32(selector & 3) + 1
                 let size = input.integer(bytes: 3)

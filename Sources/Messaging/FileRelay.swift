@@ -87,6 +87,11 @@ final class FileRelay {
         let recipientID: UInt32
         let size: UInt64
         let name: String
+        /// The SHA-256 its offer named (the sender does not stream, `.streamedFiles`), or nil
+        /// (the offer named a resume tag, and the digest comes with `FILE_END`).
+        let offeredDigest: [UInt8]?
+        /// The recipient streams: its `FILE_END` carries the digest.
+        let recipientStreams: Bool
         var state = State.offered
         /// Bytes of the file accounted for: the accepted offset, plus what was passed on.
         var position: UInt64 = 0
@@ -104,8 +109,10 @@ final class FileRelay {
         /// The watchdog's next check, cancelled when the transfer ends (so that a flood of
         /// offers ended at once leaves no timers behind).
         var watchdog: (any ScheduledWork)?
-        init(sender: Int, senderID: UInt32, senderHost: String, recipient: Int, recipientID: UInt32, size: UInt64, name: String, serial: UInt64,
-             at now: ContinuousClock.Instant) {
+        init(sender: Int, senderID: UInt32, senderHost: String, recipient: Int, recipientID: UInt32, size: UInt64, name: String,
+             offeredDigest: [UInt8]?, recipientStreams: Bool, serial: UInt64, at now: ContinuousClock.Instant) {
+            self.offeredDigest = offeredDigest
+            self.recipientStreams = recipientStreams
             self.lastData = now
             self.sender = sender
             self.senderHost = senderHost
@@ -206,6 +213,11 @@ final class FileRelay {
         guard target.acceptsRelayed else {
             return refuse("\(target.name) cannot receive files from members: its program is too old (it does not announce relayed files)")
         }
+        // A streamed offer names no digest, which a recipient that does not stream would need.
+        let senderStreams = sender.link.usesStreamedFiles
+        guard !senderStreams || target.link.usesStreamedFiles else {
+            return refuse("\(target.name) cannot receive files sent while they are read: its program is too old (it does not announce streamed files)")
+        }
         guard sending(from: member) + otherTransfers < limits.fromMember else {
             return refuse("you are sending \(limits.fromMember) files at once already; wait for one to finish")
         }
@@ -232,7 +244,8 @@ final class FileRelay {
         target.nextID = id == .max ? Endpoint.firstID : id + 1
         offers += 1
         let transfer = Transfer(sender: member, senderID: offer.id, senderHost: sender.host, recipient: recipient, recipientID: id,
-                                size: offer.size, name: offer.name, serial: offers, at: scheduler.now)
+                                size: offer.size, name: offer.name, offeredDigest: senderStreams ? nil : offer.digest,
+                                recipientStreams: target.link.usesStreamedFiles, serial: offers, at: scheduler.now)
         var relayed = offer
         relayed.id = id
         guard target.link.send(.fileOfferFrom(relayed, from: sender.name, host: sender.hostTag)) else {
@@ -292,17 +305,32 @@ final class FileRelay {
             transfer.position = offset
             transfer.credit = offset
             endpoints[transfer.sender]?.link.send(.fileAccept(id: transfer.senderID, offset: offset))
-            // The watchdog goes on counting from the offer: an answer is no progress.
+            // The watchdog goes on counting from the offer: an answer is no progress. But a
+            // streamed sender hashes the data before `offset` before it sends any: that first
+            // wait is given time to read it (`FileTransfers.resumeAllowance`).
+            if transfer.offeredDigest == nil && offset > 0 {
+                transfer.watchdog?.cancel()
+                watch(transfer, passed: transfer.passed, within: FileTransfers.resumeAllowance(skipping: offset, idleTimeout: limits.idleTimeout))
+            }
             grant(to: member)
         case .fileResult(let id, let status, let text):
             guard let transfer = byRecipient[Slot(member: member, id: id)] else { return wasRelayed(id, sending: false, by: member) }
             forget(transfer)
-            endpoints[transfer.sender]?.link.send(.fileResult(id: transfer.senderID, status: status, message: text))
+            // A streaming recipient answers an offer stored at once with the digest it holds
+            // before the name; an older sender offered the digest itself and wants the name.
+            let stripped = status == .stored && transfer.state == .offered && transfer.offeredDigest != nil && transfer.recipientStreams
+                ? FileTransfers.parseStoredAtOnceAnswer(text)?.name : nil
+            endpoints[transfer.sender]?.link.send(.fileResult(id: transfer.senderID, status: status, message: stripped ?? text))
             grant(to: member)
         case .fileChunk(let id, let data):
             guard let transfer = bySender[Slot(member: member, id: id)] else { return wasRelayed(id, sending: true, by: member) }
             guard transfer.state == .accepted else {
                 endpoints[member]?.link.reject(ProtocolError(.fileProtocol, "FILE_CHUNK for id \(id), which is not an accepted transfer still open"))
+                return true
+            }
+            guard !data.isEmpty else {
+                // Passed on, it would be refused by the recipient as from the server.
+                endpoints[member]?.link.reject(ProtocolError(.fileProtocol, "FILE_CHUNK for id \(id) is empty; a chunk carries at least 1 byte"))
                 return true
             }
             guard UInt64(data.count) <= transfer.size - transfer.position else {
@@ -322,10 +350,17 @@ final class FileRelay {
             transfer.lastData = scheduler.now
             endpoints[transfer.recipient]?.link.send(.fileChunk(id: transfer.recipientID, data: data))
             grant(to: transfer.recipient)
-        case .fileEnd(let id):
+        case .fileEnd(let id, let digest):
             guard let transfer = bySender[Slot(member: member, id: id)] else { return wasRelayed(id, sending: true, by: member) }
             guard transfer.state == .accepted else {
                 endpoints[member]?.link.reject(ProtocolError(.fileProtocol, "FILE_END for id \(id), which is not an accepted transfer still open"))
+                return true
+            }
+            // The digest comes exactly once: with the offer, or (streamed) with FILE_END.
+            guard let sha256 = transfer.offeredDigest ?? digest, transfer.offeredDigest == nil || digest == nil else {
+                endpoints[member]?.link.reject(ProtocolError(.fileProtocol, digest == nil
+                    ? "FILE_END for id \(id) lacks the file's SHA-256, which a file offered by resume tag must carry"
+                    : "FILE_END for id \(id) carries a SHA-256, but its offer named the digest already"))
                 return true
             }
             guard transfer.position == transfer.size else {
@@ -336,7 +371,8 @@ final class FileRelay {
                 return true
             }
             transfer.state = .ending
-            endpoints[transfer.recipient]?.link.send(.fileEnd(id: transfer.recipientID))
+            // A recipient that streams gets the digest here, whichever way the sender gave it.
+            endpoints[transfer.recipient]?.link.send(.fileEnd(id: transfer.recipientID, digest: transfer.recipientStreams ? sha256 : nil))
         case .fileCancel(let id, let reason):
             guard let transfer = bySender[Slot(member: member, id: id)] else { return wasRelayed(id, sending: true, by: member) }
             end(transfer, toSender: nil, toRecipient: reason)
@@ -377,10 +413,12 @@ final class FileRelay {
         recipient.link.whenDrained(.relay, waiting ? { [weak self] in self?.grant(to: member) } : nil)
     }
 
-    /// Ends a transfer within `idleTimeout` unless it passes on enough data (`minimumProgress`,
-    /// or all it still needed) beyond `passed`, what it had passed on when the count began.
-    private func watch(_ transfer: Transfer, passed: UInt64) {
-        transfer.watchdog = scheduler.schedule(after: limits.idleTimeout) { [weak self, weak transfer] in
+    /// Ends a transfer within `idleTimeout` (or `within`) unless it passes on enough data
+    /// (`minimumProgress`, or all it still needed) beyond `passed`, what it had passed on when
+    /// the count began.
+    private func watch(_ transfer: Transfer, passed: UInt64, within: Duration? = nil) {
+        let period = within ?? limits.idleTimeout
+        transfer.watchdog = scheduler.schedule(after: period) { [weak self, weak transfer] in
             guard let self, let transfer, bySender[Slot(member: transfer.sender, id: transfer.senderID)] === transfer else { return }
             let progress = transfer.passed - min(passed, transfer.passed)
             // What it still needed when the count began: the rest now, plus what came since.
@@ -389,7 +427,7 @@ final class FileRelay {
             if progress >= wanted { return watch(transfer, passed: transfer.passed) }
             let recipient = endpoints[transfer.recipient]?.name ?? "the recipient"
             let sender = endpoints[transfer.sender]?.name ?? "the sender"
-            let time = limits.idleTimeout.secondsText
+            let time = period.secondsText
             let reason = switch transfer.state {
             case .offered: "\(recipient) did not answer the offer within \(time)"
             case .ending: "\(recipient) did not confirm the file within \(time)"

@@ -16,6 +16,8 @@ extension FileTransfers {
         let from: String?
         let key: PartialKey
         let fd: Int32
+        /// Offered with a resume tag (`.streamedFiles`): the SHA-256 to check comes with `FILE_END`.
+        let streamed: Bool
         /// Set when the transfer is dropped, so that hashing a long prefix stops early.
         let cancelled = Atomic(false)
         // On the link's queue:
@@ -30,16 +32,19 @@ extension FileTransfers {
         /// Offered with `FILE_OFFER_TO` to this side's own name: its sender waits for
         /// `FILE_CREDIT`, which lets the whole file come at once.
         var grantsWholeFile = false
-        // On the disk queue:
+        /// The hash of the data: of the resumed prefix on `resumeHashing` before `FILE_ACCEPT`,
+        /// then of each chunk on `chunkHashing` (beside the writes on `disk`), and finished there.
         var hash = SHA256()
+        // On the disk queue:
         var writeFailure: String?
         var closed = false
 
-        init(offer: Message.FileOffer, from: String?, key: PartialKey, fd: Int32) {
+        init(offer: Message.FileOffer, from: String?, key: PartialKey, fd: Int32, streamed: Bool) {
             self.offer = offer
             self.from = from
             self.key = key
             self.fd = fd
+            self.streamed = streamed
         }
 
         /// Closes the partial file once. On the disk queue.
@@ -98,11 +103,14 @@ extension FileTransfers {
                              sender: from == nil ? address : address + " relayed from host " + String(host, radix: 16), member: from,
                              host: link.connection.peer?.hostKey)
         // The same content already stored from the same sender, unchanged: answered as stored,
-        // under its name.
-        if let name = inbox.existing(key, size: offer.size) {
-            link.send(.fileResult(id: offer.id, status: .stored, message: name))
+        // under its name (for a streamed offer: the same resume tag, the sender's word that its
+        // file did not change since).
+        let streamed = link.usesStreamedFiles
+        if let (name, digest) = inbox.existing(key, size: offer.size) {
+            // A streamed sender compares the digest with its file's (the tag is only its word).
+            link.send(.fileResult(id: offer.id, status: .stored, message: streamed ? Self.storedAtOnceAnswer(name: name, digest: digest) : name))
             return emit(.stored(SentFile(path: inbox.directory + "/" + name, storedAs: name, size: offer.size, startOffset: offer.size,
-                                         digest: offer.digest)), member: from)
+                                         digest: digest)), member: from)
         }
         let admission: Inbox.Admission
         // Files whose data still has to come count for the member; files being verified and
@@ -112,21 +120,26 @@ extension FileTransfers {
         case .failure(let refusal): return refuse(offer.id, refusal.status, refusal.message, detail: refusal.detail, name: offer.name, from: from)
         case .success(let admitted): admission = admitted
         }
-        let transfer = Incoming(offer: offer, from: from, key: key, fd: admission.fd)
+        let transfer = Incoming(offer: offer, from: from, key: key, fd: admission.fd, streamed: streamed)
         transfer.grantsWholeFile = grantsWholeFile
         incoming[offer.id] = transfer
         guard admission.have > 0 else { return accept(transfer, at: 0) }
         let queue = link.scheduler
-        // Data kept from an earlier transfer is hashed on the disk queue (a 10 GiB prefix
-        // takes a while); FILE_ACCEPT goes out when that is done.
-        disk.execute { [self] in
-            let failure: String?
-            do throws(FileError) {
-                transfer.hash = try SHA256.digest(of: transfer.fd, length: admission.have,
-                                                  isCancelled: { transfer.cancelled.load(ordering: .relaxed) })
-                failure = nil
-            } catch {
-                failure = error.message
+        // Data kept from an earlier transfer is hashed on `resumeHashing` (a 10 GiB prefix
+        // takes a while), through a descriptor of its own, as `disk` may close the partial's
+        // meanwhile; FILE_ACCEPT goes out when that is done.
+        let copy = dup(admission.fd)
+        let dupFailure = copy < 0 ? String(cString: strerror(errno)) : nil
+        resumeHashing.execute { [self] in
+            var failure = dupFailure
+            if copy >= 0 {
+                do throws(FileError) {
+                    transfer.hash = try SHA256.digest(of: copy, length: admission.have,
+                                                      isCancelled: { transfer.cancelled.load(ordering: .relaxed) })
+                } catch {
+                    failure = error.message
+                }
+                close(copy)
             }
             queue.execute { [self] in
                 guard incoming[offer.id] === transfer else { return } // the link ended meanwhile
@@ -150,19 +163,32 @@ extension FileTransfers {
         emit(.receiving(name: transfer.shownName, size: transfer.offer.size, resumingAt: offset), member: transfer.from)
         link.send(.fileAccept(id: transfer.offer.id, offset: offset))
         if transfer.grantsWholeFile { link.send(.fileCredit(id: transfer.offer.id, through: transfer.offer.size)) }
-        watchForStall(transfer, sinceReceived: offset)
+        guard let idle = inbox?.limits.transferIdleTimeout else { return }
+        // A streamed sender hashes the data before `offset` before it sends any.
+        watchForStall(transfer, sinceReceived: offset,
+                      within: transfer.streamed && offset > 0 ? Self.resumeAllowance(skipping: offset, idleTimeout: idle) : idle)
     }
 
-    /// Ends the transfer when no data arrived for `transferIdleTimeout` (one pending check per
-    /// transfer, moved on while data flows).
-    private func watchForStall(_ transfer: Incoming, sinceReceived seen: UInt64) {
-        guard let timeout = inbox?.limits.transferIdleTimeout else { return }
+    /// The slowest read the first wait of a streamed resume allows for (a slow USB stick).
+    static let slowestPrefixRead: UInt64 = 8 << 20
+
+    /// How long the first chunk of a streamed transfer resumed at `offset` may take: the idle
+    /// timeout, plus the time its sender needs to hash the `offset` bytes it skips at
+    /// `slowestPrefixRead` bytes per second (docs/PROTOCOL.md, "Files"). Later waits are the
+    /// idle timeout again.
+    static func resumeAllowance(skipping offset: UInt64, idleTimeout: Duration) -> Duration {
+        idleTimeout + .seconds(Int64(clamping: offset / slowestPrefixRead + 1))
+    }
+
+    /// Ends the transfer when too little data arrived within `timeout` (one pending check per
+    /// transfer, moved on, with `transferIdleTimeout`, while data flows).
+    private func watchForStall(_ transfer: Incoming, sinceReceived seen: UInt64, within timeout: Duration) {
         link.scheduler.schedule(after: timeout) { [weak self] in
             guard let self, incoming[transfer.offer.id] === transfer, transfer.state == .receiving else { return }
             // Progress counts only in earnest: at least `transferMinimumProgress` (or the rest).
             let wanted = min(inbox?.limits.transferMinimumProgress ?? 1, transfer.offer.size - min(seen, transfer.offer.size))
             guard transfer.received - min(seen, transfer.received) < max(1, wanted) else {
-                return watchForStall(transfer, sinceReceived: transfer.received)
+                return watchForStall(transfer, sinceReceived: transfer.received, within: inbox?.limits.transferIdleTimeout ?? timeout)
             }
             dropIncoming(transfer.offer.id, deletingData: false)
             let what = transfer.received == seen ? "no data arrived for \(timeout.secondsText)"
@@ -172,9 +198,13 @@ extension FileTransfers {
         }
     }
 
-    func received(_ data: [UInt8], for id: UInt32) {
+    func received(_ data: ArraySlice<UInt8>, for id: UInt32) {
         guard let transfer = incoming[id], transfer.state == .receiving else {
             return link.reject(ProtocolError(.fileProtocol, "FILE_CHUNK for id \(id), which is not an accepted transfer still open"))
+        }
+        guard !data.isEmpty else {
+            // It would queue work and move nothing.
+            return link.reject(ProtocolError(.fileProtocol, "FILE_CHUNK for id \(id) is empty; a chunk carries at least 1 byte"))
         }
         guard UInt64(data.count) <= transfer.offer.size - transfer.received else {
             dropIncoming(id, deletingData: true)
@@ -187,19 +217,34 @@ extension FileTransfers {
             emit(.progress(.receiving, name: transfer.shownName, done: transfer.received, total: transfer.offer.size), member: transfer.from)
         }
         inbox?.consumed(UInt64(data.count), by: transfer.key)
-        diskBacklog += data.count
+        // Each chunk costs at least `minimumChunkCost`, so the backlog bounds the queued work
+        // items too (2,048 of them), not only their bytes.
+        let cost = max(data.count, FileTransfers.minimumChunkCost)
+        diskBacklog += cost
         if diskBacklog > FileTransfers.diskBacklogLimit { link.holdReading(.disk) }
         let queue = link.scheduler
+        // Written on `disk` and hashed on `chunkHashing` at the same time (each in arrival order);
+        // the chunk counts in the backlog until both are done with it.
+        var unfinished = 2
+        let finished = { [self] in
+            unfinished -= 1
+            guard unfinished == 0 else { return }
+            diskBacklog -= cost
+            if diskBacklog <= FileTransfers.diskBacklogLimit { link.releaseReading(.disk) }
+        }
+        chunkHashing.execute {
+            data.withUnsafeBytes { transfer.hash.update($0) }
+            queue.execute(finished)
+        }
         disk.execute { [self] in
             var failure: String?
             if transfer.writeFailure == nil && !transfer.closed {
                 failure = Self.write(data, to: transfer.fd, at: offset)
-                if let failure { transfer.writeFailure = failure } else { transfer.hash.update(data) }
+                if let failure { transfer.writeFailure = failure }
             }
             let failed = failure
             queue.execute { [self] in
-                diskBacklog -= data.count
-                if diskBacklog <= FileTransfers.diskBacklogLimit { link.releaseReading(.disk) }
+                finished()
                 if let failed, incoming[id] === transfer {
                     dropIncoming(id, deletingData: false)
                     refuse(id, .writeFailed, "writing to the inbox failed: \(failed)", name: transfer.offer.name, from: transfer.from)
@@ -209,10 +254,10 @@ extension FileTransfers {
     }
 
     /// Writes all of `data` at `offset`; returns why it failed, or nil.
-    private static func write(_ data: [UInt8], to fd: Int32, at offset: UInt64) -> String? {
+    private static func write(_ data: ArraySlice<UInt8>, to fd: Int32, at offset: UInt64) -> String? {
         var written = 0
         while written < data.count {
-            let count = data[written...].withUnsafeBytes { pwrite(fd, $0.baseAddress, $0.count, off_t(offset) + off_t(written)) }
+            let count = data.dropFirst(written).withUnsafeBytes { pwrite(fd, $0.baseAddress, $0.count, off_t(offset) + off_t(written)) }
             if count < 0 && errno == EINTR { continue }
             guard count > 0 else { return count < 0 ? String(cString: strerror(errno)) : "nothing was written" }
             written += count
@@ -226,55 +271,73 @@ extension FileTransfers {
         case failed(Message.FileStatus, String)
     }
 
-    func ended(_ id: UInt32) {
+    /// `FILE_END`: `digest` must come for a streamed transfer (it is what the data is checked
+    /// against), and never for another (its offer named the digest).
+    func ended(_ id: UInt32, digest: [UInt8]?) {
         guard let transfer = incoming[id], transfer.state == .receiving, let inbox else {
             return link.reject(ProtocolError(.fileProtocol, "FILE_END for id \(id), which is not an accepted transfer still open"))
         }
+        guard transfer.streamed == (digest != nil) else {
+            return link.reject(ProtocolError(.fileProtocol, transfer.streamed
+                ? "FILE_END for id \(id) lacks the file's SHA-256, which a file offered by resume tag must carry"
+                : "FILE_END for id \(id) carries a SHA-256, but its offer named the digest already"))
+        }
+        let expected = digest ?? transfer.offer.digest
         let name = transfer.offer.name
         guard transfer.received == transfer.offer.size else {
             dropIncoming(id, deletingData: false)
             return refuse(id, .refused, "the transfer ended after \(transfer.received) of \(counted(transfer.offer.size, "byte"))", name: name, from: transfer.from)
         }
         transfer.state = .finishing
+        // After the last hash update, the digest; after the last write, the data on disk, its name.
+        chunkHashing.execute { [self] in
+            let received = transfer.hash.finish()
+            disk.execute { [self] in store(transfer, id: id, received: received, expected: expected, inbox: inbox) }
+        }
+    }
+
+    /// After the last write (on the disk queue): checks the digest, syncs the data, names the
+    /// file, and tells the sender.
+    private func store(_ transfer: Incoming, id: UInt32, received: [UInt8], expected: [UInt8], inbox: Inbox) {
+        let name = transfer.offer.name
         let queue = link.scheduler
-        // After the last write: the digest of everything written, the data on disk, its name.
-        disk.execute { [self] in
-            // A failed write reports itself. When the link ended meanwhile, the complete data
-            // stays partial: the sender, told nothing, sends again and gets one stored copy.
-            guard transfer.writeFailure == nil, !transfer.closed, !transfer.cancelled.load(ordering: .relaxed) else { return }
-            let outcome: Outcome
-            if transfer.hash.finish() != transfer.offer.digest {
-                inbox.remove(transfer.key)
-                outcome = .failed(.checksumMismatch, "the SHA-256 of the data received does not match the offer; nothing was stored")
-            } else if fsync(transfer.fd) != 0 {
-                outcome = .failed(.writeFailed, "writing to the inbox failed: syncing the data to disk failed: \(String(cString: strerror(errno))); nothing was stored")
-            } else {
-                do throws(FileError) {
-                    let stored = try inbox.store(transfer.key, offeredName: name)
-                    inbox.remember(stored, key: transfer.key, size: transfer.offer.size)
-                    outcome = .stored(stored)
-                } catch {
-                    outcome = .failed(.writeFailed, error.message)
-                }
+        // A failed write reports itself. When the link ended meanwhile, the complete data
+        // stays partial: the sender, told nothing, sends again and gets one stored copy.
+        guard transfer.writeFailure == nil, !transfer.closed, !transfer.cancelled.load(ordering: .relaxed) else { return }
+        let outcome: Outcome
+        if received != expected {
+            inbox.remove(transfer.key)
+            outcome = .failed(.checksumMismatch, transfer.streamed
+                ? "the SHA-256 of the data received does not match the one its FILE_END gave; the data was removed and nothing was stored; send the file again"
+                : "the SHA-256 of the data received does not match the offer; nothing was stored")
+        } else if fsync(transfer.fd) != 0 {
+            outcome = .failed(.writeFailed, "writing to the inbox failed: syncing the data to disk failed: \(String(cString: strerror(errno))); nothing was stored")
+        } else {
+            do throws(FileError) {
+                let stored = try inbox.store(transfer.key, offeredName: name)
+                inbox.remember(stored, key: transfer.key, size: transfer.offer.size, digest: expected)
+                outcome = .stored(stored)
+            } catch {
+                outcome = .failed(.writeFailed, error.message)
             }
-            transfer.close()
-            queue.execute { [self] in
-                // Still current unless the link ended after the checks above: then the outcome
-                // stands, but there is nobody to tell.
-                let current = incoming[id] === transfer
-                if current {
-                    incoming[id] = nil
-                    if transfer.from != nil { recentlyEndedRelayed.insert(id) }
-                    inbox.release(transfer.key)
-                }
-                switch outcome {
-                case .stored(let stored):
-                    if current { link.send(.fileResult(id: id, status: .stored, message: stored)) }
-                    emit(.stored(SentFile(path: inbox.directory + "/" + stored, storedAs: stored, size: transfer.offer.size,
-                                          startOffset: transfer.startOffset, digest: transfer.offer.digest)), member: transfer.from)
-                case .failed(let status, let reason):
-                    if current { refuse(id, status, reason, name: name, from: transfer.from) }
-                }
+        }
+        transfer.close()
+        queue.execute { [self] in
+            // Still current unless the link ended after the checks above: then the outcome
+            // stands, but there is nobody to tell.
+            let current = incoming[id] === transfer
+            if current {
+                incoming[id] = nil
+                if transfer.from != nil { recentlyEndedRelayed.insert(id) }
+                inbox.release(transfer.key)
+            }
+            switch outcome {
+            case .stored(let stored):
+                if current { link.send(.fileResult(id: id, status: .stored, message: stored)) }
+                emit(.stored(SentFile(path: inbox.directory + "/" + stored, storedAs: stored, size: transfer.offer.size,
+                                      startOffset: transfer.startOffset, digest: expected)), member: transfer.from)
+            case .failed(let status, let reason):
+                if current { refuse(id, status, reason, name: name, from: transfer.from) }
             }
         }
     }

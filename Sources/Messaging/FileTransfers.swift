@@ -9,9 +9,20 @@ import Synchronization
 /// one at a time, read from disk only as fast as the connection drains, so memory stays flat
 /// for any file size.
 ///
+/// Between peers with `.streamedFiles` a file is offered at once, under a resume tag (see
+/// `resumeTag`), hashed as `pump` sends it, and its SHA-256 goes with `FILE_END`; with older
+/// peers it is hashed whole before the offer.
+///
+/// Executors: receiving never waits behind sending. Outgoing files are read end to end (hashed)
+/// on `reading`; received chunks are hashed on `chunkHashing` while `disk` writes them; the data
+/// an incoming resume kept is hashed on `resumeHashing`. Only short work per chunk runs where
+/// received data waits, so a long read of an outgoing file never fills the backlog that stops
+/// the link reading (which would stop its texts and pings too).
+///
 /// Descriptors: an outgoing file's descriptor is hashed and closed on `reading`, and read by
 /// `pump` on the link's queue only while the transfer is current, so it is never closed while
-/// read. An incoming file's descriptor is hashed, written, synced and closed on `disk` only.
+/// read. An incoming file's descriptor is written, synced and closed on `disk` only; its
+/// resumed prefix is hashed through a duplicate descriptor that `resumeHashing` closes.
 ///
 /// - Important: every method runs on the link's queue.
 public final class FileTransfers: @unchecked Sendable {
@@ -77,21 +88,33 @@ public final class FileTransfers: @unchecked Sendable {
     /// Files other than those here that count toward this peer's transfers at once (on a
     /// server: the files it relays from this member).
     public var otherTransfers: () -> Int = { 0 }
-    /// Hashes outgoing files and closes their descriptors, in that order.
-    private let reading: any Executor
-    /// Hashes resumed data, writes, syncs, stores and closes received files in the order their
-    /// frames arrived, so that the link's queue keeps receiving meanwhile.
+    /// Hashes outgoing files and closes their descriptors, in that order (long work: a whole
+    /// file, or the part of it a resume skips).
+    let reading: any Executor
+    /// Hashes received chunks in arrival order while `disk` writes them (two cores share the
+    /// work of one file), and nothing else, so a chunk never waits behind a whole file.
+    let chunkHashing: any Executor
+    /// Hashes the data an incoming resume kept, before its `FILE_ACCEPT` (a 10 GiB prefix
+    /// takes a while), apart from the chunks and writes of other transfers.
+    let resumeHashing: any Executor
+    /// Writes, syncs, stores and closes received files in the order their frames arrived, so
+    /// that the link's queue keeps receiving meanwhile.
     let disk: any Executor
     /// Received file data not yet written; above `diskBacklogLimit` the link stops reading.
     var diskBacklog = 0
     static let diskBacklogLimit = 8 << 20
+    /// What a chunk counts in `diskBacklog` at least, however small.
+    static let minimumChunkCost = 4 << 10
     /// Where chunks are read from disk; allocated only while a file is being sent (a room
     /// of 1,000 idle members would otherwise hold 1 GiB of them).
     private var buffer: [UInt8] = []
 
     /// Used on the link's queue, except `fd` and `cancelled`, which `reading` also reads.
     private final class Outgoing: @unchecked Sendable {
-        enum State { case hashing, offered, accepted }
+        /// `ended`: all data and `FILE_END` went out; only the result may come. `confirming`:
+        /// answered stored at once, the file is hashed to compare with the receiver's digest;
+        /// nothing more may come.
+        enum State { case hashing, offered, accepted, ended, confirming }
         let path: String
         let completion: (Result<SentFile, FileError>) -> Void
         /// The member it is for (relayed by the server), or nil for the peer itself.
@@ -103,6 +126,11 @@ public final class FileTransfers: @unchecked Sendable {
         var id: UInt32 = 0
         var size: UInt64 = 0
         var digest: [UInt8] = []
+        /// Offered with a resume tag: hashed while sent, the digest goes with `FILE_END`.
+        var streamed = false
+        /// For a streamed file, the hash of everything before `offset`; nil while the data
+        /// before a resumed offset is hashed on `reading` (nothing is sent meanwhile).
+        var hash: SHA256?
         var offset: UInt64 = 0
         /// For a relayed file, how far the server lets data go (`FILE_CREDIT`); nil: no limit.
         var credit: UInt64?
@@ -119,13 +147,17 @@ public final class FileTransfers: @unchecked Sendable {
     ///   - inbox: where received files go, or nil to refuse files.
     ///   - disk: a serial executor for writing, hashing and closing received files (nil: a
     ///     queue of its own); results come back on the link's scheduler.
-    ///   - hashing: a serial executor where outgoing files are hashed and closed (nil: a
-    ///     queue of its own).
+    ///   - hashing: a serial executor where outgoing files are hashed and closed (nil: a queue
+    ///     of its own).
+    ///   - receivedHashing: a serial executor where received chunks, and apart from them the
+    ///     data a resume kept, are hashed (nil: `disk` when one is given, else queues of their
+    ///     own). It must not be `hashing`'s, or a long outgoing read would stop the link.
     ///   - ids: the ids this side's offers take, in turn (never 0).
     ///
-    /// Tests pass the link's own manual scheduler for both, so that a transfer runs
-    /// deterministically on one thread.
+    /// Tests pass the link's own manual scheduler for `disk` and `hashing`, so that a transfer
+    /// runs deterministically on one thread.
     public init(link: PeerLink, inbox: Inbox?, disk: (any Executor)? = nil, hashing: (any Executor)? = nil,
+                receivedHashing: (any Executor)? = nil,
                 ids: ClosedRange<UInt32> = 1...UInt32.max, onEvent: @escaping (Event) -> Void) {
         self.link = link
         self.ids = ids.lowerBound == 0 ? 1...max(1, ids.upperBound) : ids
@@ -133,6 +165,8 @@ public final class FileTransfers: @unchecked Sendable {
         self.inbox = inbox
         self.disk = disk ?? DispatchQueue(label: "svc.files.disk")
         reading = hashing ?? DispatchQueue(label: "svc.files.reading")
+        chunkHashing = receivedHashing ?? disk ?? DispatchQueue(label: "svc.files.received")
+        resumeHashing = receivedHashing ?? disk ?? DispatchQueue(label: "svc.files.resumed")
         self.onEvent = onEvent
     }
 
@@ -149,12 +183,17 @@ public final class FileTransfers: @unchecked Sendable {
 
     private func offer(_ transfer: Outgoing) {
         let fd: Int32
+        let tag: [UInt8]
         do throws(FileError) {
-            (fd, transfer.size) = try Self.openForSending(transfer.path)
+            (fd, transfer.size, tag) = try Self.openForSending(transfer.path)
         } catch {
             return finishOutgoing(.failure(error))
         }
         transfer.fd = fd
+        if link.usesStreamedFiles {
+            transfer.streamed = true
+            return sendOffer(transfer, digest: tag)
+        }
         let queue = link.scheduler
         let size = transfer.size
         // Hashing reads the whole file: off the event queue, on the queue that closes `fd`.
@@ -168,21 +207,59 @@ public final class FileTransfers: @unchecked Sendable {
                 case .failure(let error): finishOutgoing(.failure(FileError("cannot read \(transfer.path): \(error)")))
                 case .success(let digest):
                     transfer.digest = digest
-                    transfer.id = nextID
-                    nextID = nextID == ids.upperBound ? ids.lowerBound : nextID + 1
-                    transfer.state = .offered
-                    let name = String(transfer.path.split(separator: "/").last ?? "file")
-                    let offer = Message.FileOffer(id: transfer.id, size: transfer.size, digest: digest, name: name)
-                    if !link.send(transfer.to.map { .fileOfferTo(offer, to: $0) } ?? .fileOffer(offer)) {
-                        finishOutgoing(.failure(FileError("the connection closed before \(transfer.path) could be offered")))
-                    }
+                    sendOffer(transfer, digest: digest)
                 }
             }
         }
     }
 
+    /// Offers the file under the next id, with its SHA-256 or (streamed) its resume tag.
+    private func sendOffer(_ transfer: Outgoing, digest: [UInt8]) {
+        transfer.id = nextID
+        nextID = nextID == ids.upperBound ? ids.lowerBound : nextID + 1
+        transfer.state = .offered
+        let name = String(transfer.path.split(separator: "/").last ?? "file")
+        let offer = Message.FileOffer(id: transfer.id, size: transfer.size, digest: digest, name: name)
+        if !link.send(transfer.to.map { .fileOfferTo(offer, to: $0) } ?? .fileOffer(offer)) {
+            finishOutgoing(.failure(FileError("the connection closed before \(transfer.path) could be offered")))
+        }
+    }
+
+    /// A streamed file was accepted at `offset`: the data before it is hashed on `reading`
+    /// (the receiver checks the whole file), then sending starts.
+    private func hashPrefix(_ transfer: Outgoing, before offset: UInt64) {
+        guard offset > 0 else {
+            transfer.hash = SHA256()
+            return pump()
+        }
+        let queue = link.scheduler
+        let fd = transfer.fd
+        reading.execute { [self] in
+            let result = Result { () throws(FileError) in
+                try SHA256.digest(of: fd, length: offset, isCancelled: { transfer.cancelled.load(ordering: .relaxed) })
+            }
+            queue.execute { [self] in
+                guard outgoing.first === transfer else { return }
+                switch result {
+                case .success(let hash):
+                    transfer.hash = hash
+                    pump()
+                case .failure(let error): abandon(transfer, reason: "cannot read \(transfer.path): \(error)")
+                }
+            }
+        }
+    }
+
+    /// Ends the current transfer early: a short `FILE_END` makes the receiver refuse it
+    /// (streamed: with the digest of what was sent, which cannot be the file's).
+    private func abandon(_ transfer: Outgoing, reason: String) {
+        link.send(.fileEnd(id: transfer.id, digest: transfer.streamed ? (transfer.hash ?? SHA256()).finish() : nil))
+        finishOutgoing(.failure(FileError(reason)))
+    }
+
     private func pump() {
         guard let transfer = outgoing.first, transfer.state == .accepted, link.isOpen else { return }
+        guard !transfer.streamed || transfer.hash != nil else { return } // the resumed prefix is being hashed
         if buffer.isEmpty { buffer = [UInt8](repeating: 0, count: FileTransfers.chunkSize) }
         let limit = min(transfer.credit ?? transfer.size, transfer.size)
         while transfer.offset < limit && link.connection.bufferedByteCount < FileTransfers.outboxTarget {
@@ -191,10 +268,14 @@ public final class FileTransfers: @unchecked Sendable {
             if count < 0 && errno == EINTR { continue }
             guard count > 0 else {
                 let reason = count < 0 ? String(cString: strerror(errno)) : "the file shrank while being sent"
-                link.send(.fileEnd(id: transfer.id))
-                return finishOutgoing(.failure(FileError("cannot read \(transfer.path): \(reason)")))
+                return abandon(transfer, reason: "cannot read \(transfer.path): \(reason)")
             }
-            guard buffer.withUnsafeBytes({ link.sendFileChunk(id: transfer.id, data: UnsafeRawBufferPointer(rebasing: $0[..<count])) }) else { return }
+            guard buffer.withUnsafeBytes({ bytes in
+                let chunk = UnsafeRawBufferPointer(rebasing: bytes[..<count])
+                guard link.sendFileChunk(id: transfer.id, data: chunk) else { return false }
+                transfer.hash?.update(chunk) // what was sent, even if the file changes meanwhile
+                return true
+            }) else { return }
             transfer.offset += UInt64(count)
             if Self.isProgressWorthReporting(done: transfer.offset, since: transfer.lastProgress, total: transfer.size) {
                 transfer.lastProgress = transfer.offset
@@ -203,7 +284,35 @@ public final class FileTransfers: @unchecked Sendable {
         }
         if transfer.offset == transfer.size {
             link.whenDrained(.files, nil)
-            link.send(.fileEnd(id: transfer.id))
+            transfer.state = .ended
+            if let hash = transfer.hash { transfer.digest = hash.finish() }
+            link.send(.fileEnd(id: transfer.id, digest: transfer.streamed ? transfer.digest : nil))
+        }
+    }
+
+    /// A streamed offer answered "stored" at once: the file is hashed on `reading` and compared
+    /// with the SHA-256 the receiver holds (`theirs`), then reported sent with nothing
+    /// transferred, or (another file under the same tag) not sent.
+    private func reportStoredAtOnce(_ transfer: Outgoing, as storedAs: String, theirs: [UInt8]) {
+        transfer.state = .confirming
+        let queue = link.scheduler
+        let fd = transfer.fd
+        reading.execute { [self] in
+            let result = Result { () throws(FileError) in
+                try SHA256.digest(of: fd, length: transfer.size, isCancelled: { transfer.cancelled.load(ordering: .relaxed) }).finish()
+            }
+            queue.execute { [self] in
+                guard outgoing.first === transfer else { return }
+                switch result {
+                case .success(let digest) where digest == theirs:
+                    finishOutgoing(.success(SentFile(path: transfer.path, storedAs: storedAs, size: transfer.size, startOffset: transfer.size,
+                                                     digest: digest)))
+                case .success(let digest):
+                    finishOutgoing(.failure(FileError("the receiver answered that it holds \(transfer.path) already as \(storedAs), but what it holds has SHA-256 \(hexString(theirs)) and the file here \(hexString(digest)); nothing was sent: rename or copy the file (a new resume tag) and send it again")))
+                case .failure(let error):
+                    finishOutgoing(.failure(FileError("the receiver holds \(transfer.path) already as \(storedAs), but it cannot be read here to report it: \(error)")))
+                }
+            }
         }
     }
 
@@ -236,7 +345,7 @@ public final class FileTransfers: @unchecked Sendable {
             emit(.receiveFailed(name: transfer.offer.name, reason: "\(reason); the data so far is kept, and sending the file again resumes"),
                  member: transfer.from)
         case .fileChunk(let id, let data): received(data, for: id)
-        case .fileEnd(let id): ended(id)
+        case .fileEnd(let id, let digest): ended(id, digest: digest)
         case .fileAccept(let id, let offset):
             // Only once, for the offer sent last, within the file.
             guard let transfer = outgoing.first, transfer.state == .offered, transfer.id == id, offset <= transfer.size else {
@@ -251,7 +360,7 @@ public final class FileTransfers: @unchecked Sendable {
             transfer.lastProgress = offset
             emit(.sending(name: transfer.path, size: transfer.size, resumingAt: offset), member: transfer.to)
             link.whenDrained(.files) { [weak self] in self?.pump() }
-            pump()
+            if transfer.streamed { hashPrefix(transfer, before: offset) } else { pump() }
         case .fileCredit(let id, let through):
             // Credit only grows; one for a transfer no longer sent (it may have crossed the
             // end on the wire) is dropped.
@@ -259,11 +368,25 @@ public final class FileTransfers: @unchecked Sendable {
             transfer.credit = max(credit, min(through, transfer.size))
             pump()
         case .fileResult(let id, let status, let text):
-            guard let transfer = outgoing.first, transfer.state != .hashing, transfer.id == id else {
-                link.reject(ProtocolError(.fileProtocol, "FILE_RESULT for id \(id) matches no offered file"))
+            // None before the offer, and none after a stored-at-once answer (being confirmed).
+            guard let transfer = outgoing.first, transfer.state != .hashing, transfer.state != .confirming, transfer.id == id else {
+                link.reject(ProtocolError(.fileProtocol, "FILE_RESULT for id \(id) matches no offered file waiting for a result"))
                 return true
             }
-            if status == .stored {
+            if status == .stored && transfer.streamed && transfer.state == .accepted {
+                // Data is on its way: the receiver cannot have checked it before FILE_END.
+                link.reject(ProtocolError(.fileProtocol, "FILE_RESULT stored for id \(id) before the file's FILE_END"))
+                finishOutgoing(.failure(FileError("the receiver claimed to have stored \(transfer.path) before it was sent; it was not delivered")))
+            } else if status == .stored && transfer.streamed && transfer.state == .offered {
+                // Stored at once: the receiver holds the file of this tag from us already. Its
+                // answer names the SHA-256 it holds, which the file here must have too.
+                guard let (theirs, storedAs) = Self.parseStoredAtOnceAnswer(text) else {
+                    link.reject(ProtocolError(.fileProtocol, "FILE_RESULT stored for id \(id) before any data lacks the SHA-256 the receiver holds"))
+                    finishOutgoing(.failure(FileError("the receiver claimed to hold \(transfer.path) already but did not say what it holds; it was not sent")))
+                    return true
+                }
+                reportStoredAtOnce(transfer, as: storedAs, theirs: theirs)
+            } else if status == .stored {
                 // Stored without being accepted: the receiver had this content already.
                 finishOutgoing(.success(SentFile(path: transfer.path, storedAs: text, size: transfer.size,
                                                  startOffset: transfer.state == .offered ? transfer.size : transfer.startOffset,

@@ -6,6 +6,8 @@ extension Inbox {
     struct StoredFile: Sendable {
         let name: String
         let size: UInt64
+        /// Its SHA-256, checked when it was stored.
+        let digest: [UInt8]
         let device: UInt64
         let inode: UInt64
         let modifiedSeconds: Int
@@ -16,12 +18,13 @@ extension Inbox {
     /// (Forgetting only means the same content may be stored once more.)
     static let storedFilesRemembered = 4096
 
-    /// Remembers that `name` holds the content `key` names (its digest and size, from its
-    /// sender). Call after `store`.
-    func remember(_ name: String, key: PartialKey, size: UInt64) {
+    /// Remembers that `name` holds the content `key` names (its digest, or for a streamed
+    /// file its resume tag, and size, from its sender), whose SHA-256 is `digest`. Call after
+    /// `store`.
+    func remember(_ name: String, key: PartialKey, size: UInt64, digest: [UInt8]) {
         var info = stat()
         guard fstatat(directoryFD, name, &info, AT_SYMLINK_NOFOLLOW) == 0 else { return }
-        let file = StoredFile(name: name, size: size, device: UInt64(info.st_dev), inode: UInt64(info.st_ino),
+        let file = StoredFile(name: name, size: size, digest: digest, device: UInt64(info.st_dev), inode: UInt64(info.st_ino),
                               modifiedSeconds: info.st_mtim.tv_sec, modifiedNanoseconds: info.st_mtim.tv_nsec)
         stored.withLock { index in
             if index.files[key.name] == nil {
@@ -34,12 +37,14 @@ extension Inbox {
         }
     }
 
-    /// The name of a file this inbox stored with exactly this content (same SHA-256 and
-    /// size) from the same sender (`key`, as for resuming) that is still there unchanged (same
-    /// file, size and modification time), or nil. Only the sender learns so what it sent
-    /// before: from anyone else the content is received as usual, so an offer of a digest
-    /// tells nothing about what the inbox holds, nor under which name.
-    func existing(_ key: PartialKey, size: UInt64) -> String? {
+    /// The name and SHA-256 of a file this inbox stored with exactly this content (same
+    /// SHA-256, or for a streamed file the same resume tag, and size) from the same sender
+    /// (`key`, as for resuming) that is still there unchanged (same file, size and
+    /// modification time), or nil. Only the sender learns so what it sent before: from anyone
+    /// else the content is received as usual, so an offer of a digest tells nothing about
+    /// what the inbox holds, nor under which name. (A tag is the sender's word that its file
+    /// is unchanged: it can only mislead itself.)
+    func existing(_ key: PartialKey, size: UInt64) -> (name: String, digest: [UInt8])? {
         guard let file = stored.withLock({ $0.files[key.name] }), file.size == size else { return nil }
         var info = stat()
         guard fstatat(directoryFD, file.name, &info, AT_SYMLINK_NOFOLLOW) == 0, (info.st_mode & S_IFMT) == S_IFREG,
@@ -47,7 +52,7 @@ extension Inbox {
               info.st_mtim.tv_sec == file.modifiedSeconds, info.st_mtim.tv_nsec == file.modifiedNanoseconds else {
             return nil // changed since: the file is received again, and remembered anew
         }
-        return file.name
+        return (file.name, file.digest)
     }
 }
 

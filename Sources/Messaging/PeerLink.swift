@@ -146,6 +146,12 @@ public final class PeerLink: @unchecked Sendable {
         sentCapabilities?.contains(.memberKeys) == true && receivedCapabilities?.contains(.memberKeys) == true
     }
 
+    /// Whether both sides advertised `.streamedFiles` in their HELLO: offers then carry a
+    /// resume tag, and `FILE_END` the file's SHA-256.
+    public var usesStreamedFiles: Bool {
+        sentCapabilities?.contains(.streamedFiles) == true && receivedCapabilities?.contains(.streamedFiles) == true
+    }
+
     /// Sends a message. Returns false when the connection cannot take it.
     @discardableResult
     public func send(_ message: Message) -> Bool {
@@ -261,6 +267,7 @@ public final class PeerLink: @unchecked Sendable {
                 reject(error) // an oversize length: the stream cannot be trusted after it
                 break
             }
+            guard goodbyeReason == nil else { continue } // after its GOODBYE a peer says nothing more that counts
             do throws(ProtocolError) {
                 let message = try Message(decoding: frame, memberKeys: usesMemberKeys)
                 if case .hello(let hello) = message, receivedCapabilities == nil { receivedCapabilities = hello.capabilities }

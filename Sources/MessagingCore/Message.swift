@@ -26,8 +26,12 @@ public enum Message: Sendable, Hashable {
     case history(time: UInt64, from: String, text: String)
     case fileOffer(FileOffer)
     case fileAccept(id: UInt32, offset: UInt64)
-    case fileChunk(id: UInt32, data: [UInt8])
-    case fileEnd(id: UInt32)
+    /// `data` is a slice of the frame's payload: it reaches the disk without another copy.
+    case fileChunk(id: UInt32, data: ArraySlice<UInt8>)
+    /// The sender's last frame of a file. `digest` (the SHA-256 of the whole file, 32 bytes)
+    /// is present between peers that both advertised `.streamedFiles`, whose offers carry a
+    /// resume tag instead of the digest; nil otherwise.
+    case fileEnd(id: UInt32, digest: [UInt8]?)
     case fileResult(id: UInt32, status: FileStatus, message: String)
     /// Client → server, with `.relayedFiles`: a file for the member `to`, which the server
     /// relays; answered like a `FILE_OFFER` (the server stands in for the receiver).
@@ -91,7 +95,11 @@ public enum Message: Sendable, Hashable {
         public static let history = Capabilities(rawValue: 32)
         /// PRESENCE entries carry each member's key (`presenceWithKeys`), when both sides have it.
         public static let memberKeys = Capabilities(rawValue: 64)
-        public static let all: Capabilities = [.rooms, .files, .resume, .acknowledgedText, .relayedFiles, .history, .memberKeys]
+        /// Files are offered before they are hashed, when both sides have it: the offer's
+        /// `digest` field is the sender's resume tag, and FILE_END carries the SHA-256.
+        public static let streamedFiles = Capabilities(rawValue: 128)
+        public static let all: Capabilities = [.rooms, .files, .resume, .acknowledgedText, .relayedFiles, .history, .memberKeys,
+                                               .streamedFiles]
     }
 
     public enum PresenceKind: UInt8, Sendable, Hashable {
@@ -118,7 +126,8 @@ public enum Message: Sendable, Hashable {
     public struct FileOffer: Sendable, Hashable {
         public var id: UInt32
         public var size: UInt64
-        /// SHA-256 of the whole file.
+        /// SHA-256 of the whole file; between peers with `.streamedFiles`, the sender's resume
+        /// tag for it instead (32 bytes either way; the SHA-256 then comes with FILE_END).
         public var digest: [UInt8]
         public var name: String
 
@@ -226,7 +235,10 @@ public enum Message: Sendable, Hashable {
         case .fileChunk:
             let id = try reader.integer(UInt32.self, "id")
             self = .fileChunk(id: id, data: reader.rest())
-        case .fileEnd: self = .fileEnd(id: try reader.integer(UInt32.self, "id"))
+        case .fileEnd:
+            let id = try reader.integer(UInt32.self, "id")
+            // The digest is there or not at all: any other length is left over and malformed.
+            self = .fileEnd(id: id, digest: reader.remaining == 32 ? try reader.raw(32, "digest") : nil)
         case .fileResult:
             let id = try reader.integer(UInt32.self, "id")
             let rawStatus = try reader.integer(UInt8.self, "status")
@@ -336,7 +348,7 @@ public enum Message: Sendable, Hashable {
             writer.string(offer.name)
         case .fileAccept(let id, let offset): kind = .fileAccept; writer.integer(id); writer.integer(offset)
         case .fileChunk(let id, let data): kind = .fileChunk; writer.integer(id); writer.raw(data)
-        case .fileEnd(let id): kind = .fileEnd; writer.integer(id)
+        case .fileEnd(let id, let digest): kind = .fileEnd; writer.integer(id); if let digest { writer.raw(digest) }
         case .fileResult(let id, let status, let message):
             kind = .fileResult
             writer.integer(id)

@@ -57,11 +57,14 @@ struct PayloadReader {
         return text
     }
 
-    /// The rest of the payload.
-    mutating func rest() -> [UInt8] {
+    /// The rest of the payload, sharing its storage (no copy).
+    mutating func rest() -> ArraySlice<UInt8> {
         defer { offset = bytes.count }
-        return Array(bytes[offset...])
+        return bytes[offset...]
     }
+
+    /// Bytes not read yet.
+    var remaining: Int { bytes.count - offset }
 
     /// Checks nothing is left over.
     func end() throws(ProtocolError) {

@@ -63,6 +63,7 @@ final class FileTransferTests: FileTestCase {
 
     func testThePublisherKilledMidTransferAndRestartedGetsOneVerifiedCopy() throws {
         let (path, digest) = try randomFile(megabytes: 200)
+        let tag = try resumeTag(of: path) // svc-connect streams: its partial data is named by the tag
         let inbox = directory + "/inbox"
         let name = TestLAN.uniqueName("phoenix-files")
         let liftShaping = try shapeHostB()
@@ -70,7 +71,7 @@ final class FileTransferTests: FileTestCase {
 
         let first = try publish(name, inbox: inbox)
         let sender = try TestLAN.run("svc-connect", on: "b", [name, "--send", path, "--json"])
-        XCTAssertGreaterThanOrEqual(waitForPartial(inbox, sha256: digest, atLeast: 60 << 20), 60 << 20, sender.transcript)
+        XCTAssertGreaterThanOrEqual(waitForPartial(inbox, named: tag, atLeast: 60 << 20), 60 << 20, sender.transcript)
         first.signal(SIGKILL)
         _ = first.waitForExit()
         let second = try publish(name, inbox: inbox)
@@ -127,6 +128,7 @@ final class FileTransferTests: FileTestCase {
 
     func testABrokenTransferLeavesNoCompleteLookingFileAndResumes() throws {
         let (path, digest) = try randomFile(megabytes: 200)
+        let tag = try resumeTag(of: path) // svc-connect streams: its partial data is named by the tag
         let inbox = directory + "/inbox"
         let name = TestLAN.uniqueName("resume")
         let liftShaping = try shapeHostB()
@@ -134,7 +136,7 @@ final class FileTransferTests: FileTestCase {
 
         let first = try publish(name, inbox: inbox)
         let sender = try TestLAN.run("svc-connect", on: "b", [name, "--send", path, "--no-reconnect", "--json"])
-        XCTAssertGreaterThanOrEqual(waitForPartial(inbox, sha256: digest, atLeast: 90 << 20), 90 << 20, "the transfer never got halfway\n" + sender.transcript)
+        XCTAssertGreaterThanOrEqual(waitForPartial(inbox, named: tag, atLeast: 90 << 20), 90 << 20, "the transfer never got halfway\n" + sender.transcript)
         first.signal(SIGKILL)
         _ = first.waitForExit()
 
@@ -142,7 +144,7 @@ final class FileTransferTests: FileTestCase {
         XCTAssertTrue(sender.stderr.contains { $0.contains("was not delivered") }, sender.transcript)
         XCTAssertFalse(sender.jsonEvents.contains { $0["event"] as? String == "file-sent" }, "no success was reported")
         XCTAssertEqual(inboxFiles(inbox), [], "nothing that looks complete")
-        let kept = partialSize(inbox, sha256: digest)
+        let kept = partialSize(inbox, named: tag)
         XCTAssertGreaterThan(kept, 0, "the partial data is kept for resuming")
         XCTAssertLessThan(kept, 200 << 20)
 
@@ -157,7 +159,7 @@ final class FileTransferTests: FileTestCase {
         XCTAssertEqual(sent["sha256"] as? String, digest)
         XCTAssertEqual(inboxFiles(inbox), ["payload.bin"])
         XCTAssertEqual(try sha256(of: inbox + "/payload.bin"), digest)
-        XCTAssertEqual(partials(inbox, sha256: digest), [], "the partial data became the stored file")
+        XCTAssertEqual(partials(inbox, named: tag), [], "the partial data became the stored file")
         second.signal(SIGTERM)
         XCTAssertEqual(second.waitForExit(), 0)
     }
@@ -300,8 +302,8 @@ extension FileTransferTests {
         let half = 1 << 19
         let started = try run("partial-start", from: "b")
         XCTAssertEqual(started.first?["offset"] as? Int, 0, "\(started)")
-        XCTAssertEqual(waitForPartial(inbox, sha256: digest, atLeast: half), half)
-        let actual = try XCTUnwrap(partials(inbox, sha256: digest).first.map { URL(fileURLWithPath: $0).lastPathComponent })
+        XCTAssertEqual(waitForPartial(inbox, named: digest, atLeast: half), half)
+        let actual = try XCTUnwrap(partials(inbox, named: digest).first.map { URL(fileURLWithPath: $0).lastPathComponent })
 
         // Another address learns nothing and changes nothing: both offers start at 0.
         let probe = try run("partial-truncate", from: "a")
@@ -310,7 +312,7 @@ extension FileTransferTests {
         let own = try run("partial-truncate", from: "b")
         XCTAssertEqual(own.map { $0["offset"] as? Int }, [0, half], "\(own)")
         XCTAssertEqual(waitForPartials(inbox, toBe: [actual]), [actual], "the empty partials of the probes are gone")
-        XCTAssertEqual(partialSize(inbox, sha256: digest), half, "nothing was truncated")
+        XCTAssertEqual(partialSize(inbox, named: digest), half, "nothing was truncated")
 
         let finished = try run("partial-finish", from: "b")
         XCTAssertEqual(finished.first?["offset"] as? Int, half, "\(finished)")

@@ -21,7 +21,8 @@ final class MessageTests: XCTestCase {
         .fileOffer(.init(id: 3, size: 1 << 40, digest: Array(0..<32), name: "../x.bin")),
         .fileAccept(id: 3, offset: 12345),
         .fileChunk(id: 3, data: [0, 1, 2, 255]),
-        .fileEnd(id: 3),
+        .fileEnd(id: 3, digest: nil),
+        .fileEnd(id: 3, digest: Array(100..<132)),
         .fileResult(id: 3, status: .checksumMismatch, message: "no"),
         .fileOfferTo(.init(id: 4, size: 5, digest: Array(repeating: 1, count: 32), name: "a b.txt"), to: "Living room"),
         .fileOfferFrom(.init(id: 1 << 31, size: 0, digest: Array(repeating: 2, count: 32), name: "c"), from: "bob", host: 0x0123_4567_89AB_CDEF),
@@ -45,13 +46,24 @@ final class MessageTests: XCTestCase {
         let data: [UInt8] = [9, 8, 7]
         var decoder = FrameDecoder()
         decoder.feed(Message.fileChunkHeader(id: 42, dataCount: data.count) + data)
-        XCTAssertEqual(try Message(decoding: try XCTUnwrap(decoder.next())), .fileChunk(id: 42, data: data))
-        XCTAssertEqual(Message.fileChunkHeader(id: 42, dataCount: 3) + data, Message.fileChunk(id: 42, data: data).frame.encoded)
+        XCTAssertEqual(try Message(decoding: try XCTUnwrap(decoder.next())), .fileChunk(id: 42, data: data[...]))
+        XCTAssertEqual(Message.fileChunkHeader(id: 42, dataCount: 3) + data, Message.fileChunk(id: 42, data: data[...]).frame.encoded)
+    }
+
+    func testFileEndCarriesAWholeDigestOrNone() throws {
+        XCTAssertEqual(Message.fileEnd(id: 9, digest: Array(0..<32)).frame.payload, [0, 0, 0, 9] + Array(0..<32))
+        XCTAssertEqual(Message.fileEnd(id: 9, digest: nil).frame.payload, [0, 0, 0, 9])
+        for extra in [1, 31, 33, 64] {
+            XCTAssertThrowsError(try Message(decoding: Frame(type: 0x23, payload: [0, 0, 0, 9] + Array(repeating: 1, count: extra))), "\(extra)") { error in
+                XCTAssertEqual((error as? ProtocolError)?.code, .malformedFrame)
+            }
+        }
+        XCTAssertThrowsError(try Message(decoding: Frame(type: 0x23, payload: [0, 0, 9])))
     }
 
     func testHelloLayout() {
-        // Capabilities 127: rooms, files, resume, acknowledged text, relayed files, history, member keys.
-        XCTAssertEqual(Message.hello(.init(name: "a")).frame.payload, Array("P2PM".utf8) + [0, 1, 0, 0, 0, 127, 0, 1, 0x61])
+        // Capabilities 255: rooms, files, resume, acknowledged text, relayed files, history, member keys, streamed files.
+        XCTAssertEqual(Message.hello(.init(name: "a")).frame.payload, Array("P2PM".utf8) + [0, 1, 0, 0, 0, 255, 0, 1, 0x61])
     }
 
     func testUnknownTypeAndFlagsAreReported() {
@@ -140,7 +152,7 @@ final class MessageLimitTests: XCTestCase {
 
     func testAnOversizeMessageIsRefusedByTheEncoderInsteadOfTrapping() {
         var buffer: [UInt8] = [1, 2, 3]
-        XCTAssertFalse(Message.fileChunk(id: 1, data: Array(repeating: 0, count: Frame.maximumPayload)).encode(into: &buffer))
+        XCTAssertFalse(Message.fileChunk(id: 1, data: ArraySlice(repeating: 0, count: Frame.maximumPayload)).encode(into: &buffer))
         XCTAssertEqual(buffer, [1, 2, 3], "the buffer is left as it was")
     }
 

@@ -23,7 +23,7 @@ final class FileRelayTests: XCTestCase {
         var ended = false
 
         /// `host`: the last byte of its IPv4 address, 10.0.0.x (none: the host "unknown").
-        init(_ name: String, server: RoomServer, scheduler: ManualScheduler, inbox: Inbox?, capabilities: Message.Capabilities = .all, host: UInt8? = nil) {
+        init(_ name: String, server: RoomServer, scheduler: ManualScheduler, inbox: Inbox?, capabilities: Message.Capabilities = .beforeStreamedFiles, host: UInt8? = nil) {
             let endpoint = host.map { SocketEndpoint(address: IPAddress(bytes: [10, 0, 0, $0])!, port: 50000) }
             (stream, serverEnd) = InMemoryStream.pair(scheduler: scheduler, peers: (nil, endpoint))
             link = PeerLink(stream, scheduler: scheduler, handshakeTimeout: nil, heartbeatInterval: .seconds(15))
@@ -86,12 +86,12 @@ final class FileRelayTests: XCTestCase {
     func inbox(_ name: String) throws -> Inbox { try Inbox(directory: directory.path + "/" + name) }
 
     /// A member speaking raw frames (from the host 10.0.0.`host`, or from no address).
-    func rawMember(_ name: String, host: UInt8? = nil) -> RawPeer {
+    func rawMember(_ name: String, host: UInt8? = nil, capabilities: Message.Capabilities = .beforeStreamedFiles) -> RawPeer {
         let endpoint = host.map { SocketEndpoint(address: IPAddress(bytes: [10, 0, 0, $0])!, port: 50000) }
         let (mine, theirs) = InMemoryStream.pair(scheduler: scheduler, peers: (nil, endpoint))
         let peer = RawPeer(mine)
         server.accept(theirs)
-        peer.send(.hello(.init(name: name)))
+        peer.send(.hello(.init(capabilities: capabilities, name: name)))
         return peer
     }
 
@@ -186,15 +186,15 @@ final class FileRelayTests: XCTestCase {
         XCTAssertEqual(Array(mallory.messages.suffix(2)), [.fileAccept(id: 1, offset: 0), .fileCredit(id: 1, through: 512 << 10)],
                        "the accept, then the first window")
         bob.stream.pauseReading()
-        mallory.send(.fileChunk(id: 1, data: [UInt8](repeating: 1, count: 512 << 10)))
+        mallory.send(.fileChunk(id: 1, data: ArraySlice(repeating: 1, count: 512 << 10)))
         scheduler.run()
         // Another window, bob's outbox being under its mark.
         XCTAssertEqual(mallory.messages.last, .fileCredit(id: 1, through: 1 << 20))
-        mallory.send(.fileChunk(id: 1, data: [UInt8](repeating: 1, count: 512 << 10)))
+        mallory.send(.fileChunk(id: 1, data: ArraySlice(repeating: 1, count: 512 << 10)))
         scheduler.run()
         XCTAssertEqual(mallory.messages.last, .fileCredit(id: 1, through: 1 << 20), "no more while bob's outbox is at its mark")
         let credit: UInt64 = 1 << 20
-        mallory.send(.fileChunk(id: 1, data: [UInt8](repeating: 1, count: 1)))
+        mallory.send(.fileChunk(id: 1, data: ArraySlice(repeating: 1, count: 1)))
         scheduler.run()
         XCTAssertTrue(mallory.messages.contains(.error(code: ProtocolError.Code.fileProtocol.rawValue,
                                                        message: "FILE_CHUNK for id 1 goes past offset \(credit), as far as FILE_CREDIT allowed")))
@@ -225,7 +225,7 @@ final class FileRelayTests: XCTestCase {
         recipient.send(.fileAccept(id: offered.id, offset: 0))
         scheduler.run()
         for _ in 0..<2 {
-            sender.send(.fileChunk(id: 1, data: [UInt8](repeating: 1, count: 512 << 10)))
+            sender.send(.fileChunk(id: 1, data: ArraySlice(repeating: 1, count: 512 << 10)))
             scheduler.run()
         }
         pass(60)
@@ -285,8 +285,8 @@ final class FileRelayTests: XCTestCase {
         mallory.send(.fileOfferTo(offer(1, size: 100, name: "short"), to: "bob"))
         scheduler.run()
         XCTAssertTrue(mallory.messages.contains(.fileAccept(id: 1, offset: 0)), "\(mallory.messages)")
-        mallory.send(.fileChunk(id: 1, data: [UInt8](repeating: 1, count: 40)))
-        mallory.send(.fileEnd(id: 1))
+        mallory.send(.fileChunk(id: 1, data: ArraySlice(repeating: 1, count: 40)))
+        mallory.send(.fileEnd(id: 1, digest: nil))
         scheduler.run()
         XCTAssertTrue(mallory.messages.contains(.fileResult(id: 1, status: .refused, message: "FILE_END after 40 of the 100 bytes offered; send all of the file")),
                       "\(mallory.messages.suffix(3))")
@@ -327,7 +327,7 @@ final class FileRelayTests: XCTestCase {
                               "\(sender.messages.suffix(3))")
             } else {
                 // An end with no data ends it at once.
-                sender.send(.fileEnd(id: 1))
+                sender.send(.fileEnd(id: 1, digest: nil))
                 scheduler.run()
                 XCTAssertEqual(server.relayedTransferCount, 0, "cycle \(cycle)")
                 XCTAssertTrue(recipient.messages.contains(.fileCancel(id: offered.id, reason: "the sender ended the file after 0 of its 10485760 bytes")))
@@ -447,7 +447,7 @@ final class FileRelayTests: XCTestCase {
         scheduler.run()
         alice.send(.fileOfferTo(offer, to: "bob"))
         scheduler.run()
-        alice.send(.fileChunk(id: 1, data: Array(file.prefix(40))))
+        alice.send(.fileChunk(id: 1, data: ArraySlice(file.prefix(40))))
         scheduler.run()
         alice.stream.close()
         scheduler.run()
@@ -458,8 +458,8 @@ final class FileRelayTests: XCTestCase {
         mallory.send(.fileOfferTo(offer, to: "bob"))
         scheduler.run()
         XCTAssertTrue(mallory.messages.contains(.fileAccept(id: 1, offset: 0)), "\(mallory.messages)")
-        mallory.send(.fileChunk(id: 1, data: [UInt8](repeating: 0, count: 100)))
-        mallory.send(.fileEnd(id: 1))
+        mallory.send(.fileChunk(id: 1, data: ArraySlice(repeating: 0, count: 100)))
+        mallory.send(.fileEnd(id: 1, digest: nil))
         scheduler.run()
         XCTAssertTrue(mallory.messages.contains { if case .fileResult(1, .checksumMismatch, _) = $0 { true } else { false } }, "\(mallory.messages)")
         mallory.stream.close()
@@ -470,8 +470,8 @@ final class FileRelayTests: XCTestCase {
         back.send(.fileOfferTo(offer, to: "bob"))
         scheduler.run()
         XCTAssertTrue(back.messages.contains(.fileAccept(id: 1, offset: 40)), "\(back.messages)")
-        back.send(.fileChunk(id: 1, data: Array(file.dropFirst(40))))
-        back.send(.fileEnd(id: 1))
+        back.send(.fileChunk(id: 1, data: ArraySlice(file.dropFirst(40))))
+        back.send(.fileEnd(id: 1, digest: nil))
         scheduler.run()
         XCTAssertTrue(back.messages.contains(.fileResult(id: 1, status: .stored, message: "plans.txt")), "\(back.messages)")
         XCTAssertEqual(TemporaryDirectory.read(directory.path + "/bob/plans.txt"), file)
@@ -594,7 +594,7 @@ final class FileRelayTests: XCTestCase {
         XCTAssertEqual(bob.messages.count { if case .error(ProtocolError.Code.fileProtocol.rawValue, _) = $0 { true } else { false } }, 1)
         let chunks = bob.messages.compactMap { if case .fileChunk(offer.id, let bytes) = $0 { bytes } else { nil } }
         XCTAssertEqual(chunks.joined().map { $0 }, data, "alice's data arrives under bob's id")
-        XCTAssertTrue(bob.messages.contains(.fileEnd(id: offer.id)))
+        XCTAssertTrue(bob.messages.contains(.fileEnd(id: offer.id, digest: nil)))
         bob.send(.fileResult(id: offer.id, status: .stored, message: "note.txt"))
         scheduler.run()
         XCTAssertEqual(try XCTUnwrap(alice.results.first).get().storedAs, "note.txt")
@@ -631,7 +631,7 @@ final class FileRelayTests: XCTestCase {
         // Bob accepted at once; more data than offered ends that transfer on both sides.
         XCTAssertEqual(mallory.messages.count { if case .fileAccept = $0 { true } else { false } }, 2)
         let first = try XCTUnwrap(bob.files.incoming.values.min { $0.offer.id < $1.offer.id })
-        mallory.send(.fileChunk(id: 1, data: [UInt8](repeating: 1, count: 11)))
+        mallory.send(.fileChunk(id: 1, data: ArraySlice(repeating: 1, count: 11)))
         scheduler.run()
         XCTAssertTrue(mallory.messages.contains(.fileResult(id: 1, status: .refused, message: "more data than the 10 bytes offered")))
         XCTAssertNil(bob.files.incoming[first.offer.id])

@@ -3,6 +3,7 @@ import Foundation
 import Glibc
 @testable import Messaging
 import MessagingCore
+import MessagingTesting
 import Synchronization
 import TransportCore
 import TransportPOSIX
@@ -51,7 +52,7 @@ final class FileTransfersLoopbackTests: XCTestCase {
         let link = PeerLink(Connection(socket: socket, peer: winner, loop: clientLoop), handshakeTimeout: nil, heartbeatInterval: .seconds(60))
         clientLoop.runAndWait {
             link.start(onMessage: { message in received.append(message) }, onEnd: { _ in })
-            link.send(.hello(.init(name: name)))
+            link.send(.hello(.init(capabilities: .beforeStreamedFiles, name: name)))
         }
         links.append(link)
         try await waitUntil { received.all.contains { if case .welcome = $0 { true } else { false } } }
@@ -143,7 +144,7 @@ final class FileTransfersLoopbackTests: XCTestCase {
         clientLoop.runAndWait {
             member.send(.fileOffer(.init(id: 1, size: 100, digest: [UInt8](repeating: 9, count: 32), name: "a.bin")))
             member.send(.fileOffer(.init(id: 2, size: 100, digest: [UInt8](repeating: 8, count: 32), name: "b.bin")))
-            member.send(.fileChunk(id: 2, data: data))
+            member.send(.fileChunk(id: 2, data: data[...]))
         }
         try await waitUntil { inbox.activeTransfers == 2 }
         let results = { received.all.compactMap { if case .fileResult(let id, let status, let text) = $0 { (id, status, text) } else { nil } } }

@@ -195,6 +195,18 @@ final class PeerLinkTests: XCTestCase {
         XCTAssertEqual(fixture.ends, [.peerError(code: ProtocolError.Code.serverFull.rawValue, message: "full")])
     }
 
+    func testFramesAfterAPeersGoodbyeAreIgnored() {
+        let fixture = Fixture()
+        _ = fixture.peer.send(.hello(.init(name: "peer")))
+        _ = fixture.peer.send(.goodbye(reason: "bye"))
+        _ = fixture.peer.send(.text(from: "peer", to: "", text: "after"))
+        _ = fixture.peer.send(.fileChunk(id: 1, data: [1]))
+        _ = fixture.peer.send(.ping(token: 9))
+        fixture.scheduler.run()
+        XCTAssertEqual(fixture.received, [.hello(.init(name: "peer")), .goodbye(reason: "bye")])
+        XCTAssertFalse(fixture.peer.messages.contains(.pong(token: 9)))
+    }
+
     func testGoodbyeClosesInAnOrderlyWayAndAStuckPeerIsCutOffAfterTheGrace() {
         let fixture = Fixture()
         fixture.peer.stream.pauseReading()

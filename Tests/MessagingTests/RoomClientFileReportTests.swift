@@ -40,7 +40,7 @@ final class RoomClientFileReportTests: XCTestCase {
         }
         let room = try XCTUnwrap(server)
         queue.sync {
-            room.send(.hello(.init(name: "room")))
+            room.send(.hello(.init(capabilities: .beforeStreamedFiles, name: "room")))
             room.send(.welcome(name: "bob"))
             scheduler.run()
         }
@@ -92,8 +92,8 @@ final class RoomClientFileReportTests: XCTestCase {
                 let digest = SHA256()
                 digest.update(content)
                 room.send(.fileOfferFrom(.init(id: id, size: 1, digest: digest.finish(), name: "tiny\(index)"), from: "mallory", host: 7))
-                room.send(.fileChunk(id: id, data: content))
-                room.send(.fileEnd(id: id))
+                room.send(.fileChunk(id: id, data: content[...]))
+                room.send(.fileEnd(id: id, digest: nil))
                 scheduler.run()
             }
         }
@@ -113,7 +113,7 @@ final class RoomClientFileReportTests: XCTestCase {
             digest.update([42])
             room.send(.fileOfferFrom(.init(id: id, size: 1, digest: digest.finish(), name: "tiny"), from: "mallory", host: 7))
             room.send(.fileChunk(id: id, data: [42]))
-            room.send(.fileEnd(id: id))
+            room.send(.fileEnd(id: id, digest: nil))
             scheduler.run()
             room.send(.fileCancel(id: id, reason: "too late"))
             scheduler.run()

@@ -15,7 +15,7 @@ extension RoomClientRoomCodeTests {
         ("HISTORY", .history(time: 1, from: "room", text: "old")),
         ("FILE_OFFER", .fileOffer(.init(id: 1, size: 4, digest: [UInt8](repeating: 0, count: 32), name: "evil.txt"))),
         ("FILE_CHUNK", .fileChunk(id: 1, data: [1, 2, 3, 4])),
-        ("FILE_END", .fileEnd(id: 1)),
+        ("FILE_END", .fileEnd(id: 1, digest: nil)),
         ("PING", .ping(token: 7)),
         ("PONG", .pong(token: 7)),
         ("ACK", .acknowledged(through: 3)),

@@ -43,23 +43,43 @@ class FileTestCase: XCTestCase {
         ((try? FileManager.default.contentsOfDirectory(atPath: inbox)) ?? []).filter { !$0.hasPrefix(".") }.sorted()
     }
 
-    /// The partial files in the inbox for a file with this SHA-256 (named `<sha256>-<size>-<sender tag>`).
-    func partials(_ inbox: String, sha256: String) -> [String] {
+    /// The partial files in the inbox for a file offered by `named` (its SHA-256, or the resume
+    /// tag of a streamed offer: `<named>-<size>-<sender tag>`).
+    func partials(_ inbox: String, named: String) -> [String] {
         let names = (try? FileManager.default.contentsOfDirectory(atPath: inbox + "/.partial")) ?? []
-        return names.filter { $0.hasPrefix(sha256 + "-") }.map { inbox + "/.partial/" + $0 }.sorted()
+        return names.filter { $0.hasPrefix(named + "-") }.map { inbox + "/.partial/" + $0 }.sorted()
     }
 
-    /// The size of the first partial file for `sha256`, or 0 when there is none.
-    func partialSize(_ inbox: String, sha256: String) -> Int {
-        partials(inbox, sha256: sha256).first.flatMap { (try? FileManager.default.attributesOfItem(atPath: $0))?[.size] as? Int } ?? 0
+    /// The size of the first partial file for `named`, or 0 when there is none.
+    func partialSize(_ inbox: String, named: String) -> Int {
+        partials(inbox, named: named).first.flatMap { (try? FileManager.default.attributesOfItem(atPath: $0))?[.size] as? Int } ?? 0
     }
 
-    /// The size of the partial data for `sha256` once it reaches `bytes`, or what it has after 60 s.
-    func waitForPartial(_ inbox: String, sha256: String, atLeast bytes: Int) -> Int {
+    /// The resume tag svc-connect offers the file at `path` by between peers that stream files
+    /// (docs/PROTOCOL.md, "Files"): the SHA-256 of "svc resume tag 2" and the file's device,
+    /// inode, size, modification time and change time (seconds, nanoseconds), each a big-endian
+    /// 64-bit number.
+    func resumeTag(of path: String) throws -> String {
+        var info = stat()
+        XCTAssertEqual(stat(path, &info), 0, path)
+        var input = Array("svc resume tag 2".utf8)
+        for value in [UInt64(info.st_dev), UInt64(info.st_ino), UInt64(info.st_size),
+                      UInt64(bitPattern: Int64(info.st_mtim.tv_sec)), UInt64(bitPattern: Int64(info.st_mtim.tv_nsec)),
+                      UInt64(bitPattern: Int64(info.st_ctim.tv_sec)), UInt64(bitPattern: Int64(info.st_ctim.tv_nsec))] {
+            withUnsafeBytes(of: value.bigEndian) { input.append(contentsOf: $0) }
+        }
+        let file = NSTemporaryDirectory() + "svc-tag-\(UUID().uuidString)"
+        try Data(input).write(to: URL(fileURLWithPath: file))
+        defer { try? FileManager.default.removeItem(atPath: file) }
+        return try sha256(of: file)
+    }
+
+    /// The size of the partial data for `named` once it reaches `bytes`, or what it has after 60 s.
+    func waitForPartial(_ inbox: String, named: String, atLeast bytes: Int) -> Int {
         let deadline = Date().addingTimeInterval(60)
         var size = 0
         while size < bytes && Date() < deadline {
-            size = partialSize(inbox, sha256: sha256)
+            size = partialSize(inbox, named: named)
             usleep(20_000)
         }
         return size
