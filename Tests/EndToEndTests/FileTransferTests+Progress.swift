@@ -143,6 +143,9 @@ extension FileTransferTests {
         XCTAssertTrue(screen.contains("sending \"\(path)\" to \(name) (\(200 << 20) bytes, resuming at \(kept))"), "\(kept) bytes kept: \(screen)")
         let receiving = try XCTUnwrap(second.waitForEvent { $0["event"] as? String == "file-receiving" }, second.transcript)
         XCTAssertEqual(receiving["resumed_from"] as? Int, kept)
+        // The resumed file, verified as a whole, is the one that was sent.
+        let stored = try XCTUnwrap(inboxFiles(inbox).first, second.transcript)
+        XCTAssertEqual(try sha256(of: inbox + "/" + stored), digest)
         second.signal(SIGTERM)
         XCTAssertEqual(second.waitForExit(), 0)
     }
