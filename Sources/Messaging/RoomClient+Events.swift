@@ -55,8 +55,8 @@ final class EventWaiter: Sendable {
 
 /// The events between the client and its consumer (see `RoomClient.events`).
 ///
-/// - Important: loop-bound: every method runs on the client's executor.
-final class EventBuffer: @unchecked Sendable {
+/// - Important: loop-bound: every method runs on the client's executor; not `Sendable`.
+final class EventBuffer {
     /// From this many buffered events on, `pressure(true)` asks to stop reading.
     let limit: Int
     /// When set (the fuzz target and white-box tests), every event goes here at once, with no
