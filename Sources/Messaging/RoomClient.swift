@@ -46,9 +46,9 @@ public final class RoomClient: @unchecked Sendable {
         /// client slows down and gives up as it would against a server that never answers.
         public var stableConnection: Duration = .seconds(30)
         /// Lines kept while disconnected; more are reported as not sent (`submit`; see
-        /// `submitWhenRoom` for producers that can wait instead).
+        /// `send` and `submitWhenRoom` for producers that can wait instead).
         public var queueLimit = 1000
-        /// Text that `submitWhenRoom` lets be on its way (queued or not yet acknowledged) at
+        /// Text that `send` and `submitWhenRoom` let be on their way (queued or not yet acknowledged) at
         /// once: what a reconnect sends again in one go stays far below a connection's outbox.
         public var maximumBytesInFlight = 1 << 20
         public var heartbeatInterval: Duration = .seconds(15)
