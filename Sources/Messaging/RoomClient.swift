@@ -185,7 +185,7 @@ public final class RoomClient: @unchecked Sendable {
     private let connector: Connector
     private let fileWork: (any Executor)?
     /// The events on their way to the consumer (`events`).
-    let eventBuffer: EventBuffer
+    let eventBuffer: EventBuffer<Event>
     let window: FlowWindow
     // All below: on `executor`.
     var link: PeerLink?
