@@ -82,7 +82,7 @@ func fuzzRoomClient(_ bytes: UnsafeRawBufferPointer) {
         mine.tap = { bytes in written.checker.feed(bytes).forEach(written.saw) }
         opened.stream.withLock { $0 = theirs }
         return RoomClient.Connected(stream: mine, endpoint: endpoint, candidates: [endpoint])
-    }, fileWork: scheduler, onEvent: { event in
+    }, fileWork: scheduler, hook: { event in
         if case .serverHello = event { written.hellos += 1 }
     })
 

@@ -77,6 +77,8 @@ public final class PeerLink: @unchecked Sendable {
         case disk
         /// The frames already received wait for their turn.
         case turn
+        /// The consumer of the events these frames make is behind (`RoomClient.events`).
+        case consumer
     }
     /// Frames left in the decoder when a hold stopped handling them; handled on release.
     private var framesWaiting = false

@@ -9,8 +9,10 @@ import TransportPOSIX
 /// A member of a room: finds the server by name, joins, relays lines and files, and, when the
 /// connection drops, reconnects with exponential backoff, re-resolving the name every time.
 ///
-/// - Important: events are delivered on the client's executor (its event loop in the tools); the
-///   public methods may be called from anywhere and hand their work over to it.
+/// - Important: the client's state lives on its executor (its event loop in the tools); the
+///   public methods may be called from anywhere and hand their work over to it. Events come
+///   through `events`, an async sequence with back-pressure; lines go in through `send`, which
+///   suspends while the room is slow.
 public final class RoomClient: @unchecked Sendable {
     public struct Options: Sendable {
         public var instance: ServiceInstance
@@ -44,9 +46,9 @@ public final class RoomClient: @unchecked Sendable {
         /// client slows down and gives up as it would against a server that never answers.
         public var stableConnection: Duration = .seconds(30)
         /// Lines kept while disconnected; more are reported as not sent (`submit`; see
-        /// `submitWhenRoom` for producers that can wait instead).
+        /// `send` and `submitWhenRoom` for producers that can wait instead).
         public var queueLimit = 1000
-        /// Text that `submitWhenRoom` lets be on its way (queued or not yet acknowledged) at
+        /// Text that `send` and `submitWhenRoom` let be on their way (queued or not yet acknowledged) at
         /// once: what a reconnect sends again in one go stays far below a connection's outbox.
         public var maximumBytesInFlight = 1 << 20
         public var heartbeatInterval: Duration = .seconds(15)
@@ -66,6 +68,9 @@ public final class RoomClient: @unchecked Sendable {
         /// (docs/PROTOCOL.md, *Room codes*); needs TLS. A room that welcomes us without the
         /// exchange is refused.
         public var roomCode: RoomCode?
+        /// Events `events` keeps for a slow consumer before the client stops reading from the
+        /// server; it reads again once half of them were taken.
+        public var eventBufferLimit = 256
 
         public init(instance: ServiceInstance, name: String) {
             self.instance = instance
@@ -175,12 +180,13 @@ public final class RoomClient: @unchecked Sendable {
     public typealias Connector = @Sendable (_ options: Options, _ timeout: Duration) async throws -> Connected
 
     let options: Options
-    private let executor: any Executor
+    let executor: any Executor
     private let scheduler: any Scheduler
     private let connector: Connector
     private let fileWork: (any Executor)?
-    let onEvent: @Sendable (Event) -> Void
-    private let window: FlowWindow
+    /// The events on their way to the consumer (`events`).
+    let eventBuffer: EventBuffer<Event>
+    let window: FlowWindow
     // All below: on `executor`.
     var link: PeerLink?
     private var files: FileTransfers?
@@ -232,7 +238,7 @@ public final class RoomClient: @unchecked Sendable {
     /// `stop()` was called: a file cut short is the user's doing, not the peer's.
     private var interrupted = false
     /// The outcome has been decided.
-    private var isOver: Bool { result != nil }
+    var isOver: Bool { result != nil }
     private var result: Outcome?
     private var outcome: CheckedContinuation<Outcome, Never>?
     private var joinWaiter: CheckedContinuation<Void, any Error>?
@@ -247,31 +253,40 @@ public final class RoomClient: @unchecked Sendable {
     /// - Parameters:
     ///   - connector: how to reach the server; nil for DNS-SD and TCP. Its streams must live on `loop`.
     ///   - fileWork: where received files are written and hashed; nil for a queue of their own.
-    public convenience init(options: Options, loop: EventLoop, connector: Connector? = nil, fileWork: (any Executor)? = nil,
-                            onEvent: @escaping @Sendable (Event) -> Void) {
+    public convenience init(options: Options, loop: EventLoop, connector: Connector? = nil, fileWork: (any Executor)? = nil) {
         self.init(options: options, executor: loop, scheduler: loop, connector: connector ?? { options, timeout in
             try await RoomClient.connectOverTCP(options, loop, timeout)
-        }, fileWork: fileWork, onEvent: onEvent)
+        }, fileWork: fileWork, hook: nil)
     }
 
+    /// A client on any executor, e.g. a queue with a manual clock in tests.
     /// - Parameters:
-    ///   - executor: where the client's state lives and events are delivered.
+    ///   - executor: where the client's state lives.
     ///   - scheduler: the timers (join timeout, heartbeats, reconnect delays). A manual clock
     ///     must be driven on `executor`.
     ///   - connector: how to reach the server; its streams' handlers run on `executor`.
     ///   - fileWork: where received files are written and hashed; nil for a queue of their own.
-    public init(options: Options, executor: any Executor, scheduler: any Scheduler, connector: @escaping Connector,
-                fileWork: (any Executor)? = nil, onEvent: @escaping @Sendable (Event) -> Void) {
+    public convenience init(options: Options, executor: any Executor, scheduler: any Scheduler, connector: @escaping Connector,
+                            fileWork: (any Executor)? = nil) {
+        self.init(options: options, executor: executor, scheduler: scheduler, connector: connector, fileWork: fileWork, hook: nil)
+    }
+
+    /// A client whose events all go to `hook` at once, on `executor`, with no buffer and no
+    /// back-pressure (nil: through `events`). For the fuzz target, which drives the client
+    /// synchronously; the public API is `events`.
+    package init(options: Options, executor: any Executor, scheduler: any Scheduler, connector: @escaping Connector,
+                 fileWork: (any Executor)?, hook: (@Sendable (Event) -> Void)?) {
         self.options = options
         self.executor = executor
         self.scheduler = scheduler
         self.connector = connector
         self.fileWork = fileWork
-        self.onEvent = onEvent
+        let eventBuffer = EventBuffer(limit: options.eventBufferLimit, hook: hook)
+        self.eventBuffer = eventBuffer
         // A server can send ERRORs and file offers by the thousand: 20 lines in 10 s each.
-        serverErrors = LimitedReports(scheduler: scheduler) { onEvent(.suppressed(count: $0, what: "ERROR frames from the server")) }
+        serverErrors = LimitedReports(scheduler: scheduler) { eventBuffer.yield(.suppressed(count: $0, what: "ERROR frames from the server")) }
         offeredFiles = LimitedReports(scheduler: scheduler) {
-            onEvent(.suppressed(count: $0, what: "reports of files offered to us: receiving, failed or stored"))
+            eventBuffer.yield(.suppressed(count: $0, what: "reports of files offered to us: receiving, failed or stored"))
         }
         window = FlowWindow(limit: options.maximumBytesInFlight)
         backoff = ExponentialBackoff(initial: options.backoffInitial, maximum: options.backoffMaximum)
@@ -280,6 +295,16 @@ public final class RoomClient: @unchecked Sendable {
         while base < options.backoffMaximum { base *= 2; attempts += 1 }
         allowedAttempts = attempts
         roomLooks = ExponentialBackoff(initial: options.roomLookInterval, maximum: max(options.roomLookInterval, options.roomLookMaximum), jitter: 0)
+        // A full buffer stops reading from the server, on this link and the next ones.
+        eventBuffer.pressure = { [weak self] full in
+            guard let link = self?.link else { return }
+            if full { link.holdReading(.consumer) } else { link.releaseReading(.consumer) }
+        }
+    }
+
+    /// Hands an event to the consumer (`events`). On the executor.
+    func onEvent(_ event: Event) {
+        eventBuffer.yield(event)
     }
 
     /// Resolves the instance through DNS-SD and connects to the first address that answers.
@@ -368,18 +393,25 @@ public final class RoomClient: @unchecked Sendable {
                 if case .send(_, let path) = command { return onEvent(.notSent("file \(path)")) }
                 return notSent(command)
             }
-            switch command {
-            case .send(let to, let path):
-                pendingFiles.append((to, path))
-                if joined { startFiles() }
-            default:
-                guard joined, let link else {
-                    guard reserved || pendingLines.count < options.queueLimit else { return notSent(command) }
-                    pendingLines.append(command)
-                    return
-                }
-                deliver(command, over: link)
+            accept(command, reserved: reserved)
+        }
+    }
+
+    /// Queues or delivers a command while the session runs. On the executor.
+    /// - Parameter reserved: its room in the window is taken; without it, a full queue
+    ///   reports it as not sent.
+    func accept(_ command: RoomCommand, reserved: Bool) {
+        switch command {
+        case .send(let to, let path):
+            pendingFiles.append((to, path))
+            if joined { startFiles() }
+        default:
+            guard joined, let link else {
+                guard reserved || pendingLines.count < options.queueLimit else { return notSent(command) }
+                pendingLines.append(command)
+                return
             }
+            deliver(command, over: link)
         }
     }
 
@@ -439,6 +471,8 @@ public final class RoomClient: @unchecked Sendable {
         // With a room code, a PING is refused like any frame but the exchange's until the room proved it.
         link.answersPings = options.roomCode == nil
         link.start(onMessage: { [self] message in received(message) }, onEnd: { [self] reason in ended(link, reason) })
+        // A consumer still behind: nothing is read on this link either until it catches up.
+        if eventBuffer.isPressing { link.holdReading(.consumer) }
         // With a room code our HELLO waits for the exchange (the server's HELLO starts it).
         if options.roomCode == nil { link.send(.hello(.init(name: options.name))) }
     }
@@ -651,6 +685,8 @@ public final class RoomClient: @unchecked Sendable {
 
     private func ended(_ ended: PeerLink, _ reason: PeerLink.EndReason) {
         guard ended === link else { return }
+        // The events end with the session, once its connection is gone too.
+        defer { if isOver { eventBuffer.finish() } }
         let wasJoined = joined
         // A connection that stayed up long enough starts reconnecting and looking afresh.
         if let joinedAt, scheduler.now - joinedAt >= options.stableConnection {
@@ -769,7 +805,7 @@ public final class RoomClient: @unchecked Sendable {
         window.close()
         outcome?.resume(returning: result)
         outcome = nil
-        link?.connection.close()
+        if let link { link.connection.close() } else { eventBuffer.finish() }
     }
 
     /// The session ends without another connection, or the room moved to another host:
@@ -795,7 +831,7 @@ public final class RoomClient: @unchecked Sendable {
 
     /// Whether a command occupies the window while it is on its way (files do not: they have
     /// flow control of their own).
-    private static func holdsWindow(_ command: RoomCommand) -> Bool {
+    static func holdsWindow(_ command: RoomCommand) -> Bool {
         switch command {
         case .send, .help, .quit: false
         case .say, .message, .who: true
@@ -803,7 +839,7 @@ public final class RoomClient: @unchecked Sendable {
     }
 
     /// What a line counts for in the window: its bytes, and a little for the frame.
-    private static func weight(of command: RoomCommand) -> Int {
+    static func weight(of command: RoomCommand) -> Int {
         switch command {
         case .say(let text): text.utf8.count + 16
         case .message(let to, let text): to.utf8.count + text.utf8.count + 16

@@ -9,12 +9,16 @@ import TransportPOSIX
 /// files between members (`FileRelay`).
 ///
 /// - Important: every method runs on `scheduler` (in the tools: the event loop its
-///   connections live on), except `closeAll`; events are delivered there.
+///   connections live on), except `closeAll`. Events come through `events`, an async
+///   sequence with back-pressure.
 public final class RoomServer: @unchecked Sendable {
     public struct Options: Sendable {
         public var name: String
         /// Answer each text with the same text, to its sender alone.
         public var echo = false
+        /// Events `events` keeps for a slow consumer before the room stops reading from its
+        /// members; it reads again once half of them were taken.
+        public var eventBufferLimit = 256
         /// Members at most; more are refused with `server-full`.
         public var maximumMembers = 1000
         /// Connections that have not completed HELLO, at most; more are closed at once with
@@ -92,7 +96,8 @@ public final class RoomServer: @unchecked Sendable {
     }
 
     var options: Options
-    let onEvent: (Event) -> Void
+    /// The events on their way to the consumer (`events`).
+    let eventBuffer: EventBuffer<Event>
     let scheduler: any Scheduler
     private let fileWork: (any Executor)?
     private var roster = Roster()
@@ -181,19 +186,31 @@ public final class RoomServer: @unchecked Sendable {
     ///     over in-memory streams.
     ///   - fileWork: where received files are written and hashed; nil for a queue of each
     ///     member's own.
-    public init(options: Options, scheduler: any Scheduler, fileWork: (any Executor)? = nil,
-                onEvent: @escaping (Event) -> Void) {
+    public convenience init(options: Options, scheduler: any Scheduler, fileWork: (any Executor)? = nil) {
+        self.init(options: options, scheduler: scheduler, fileWork: fileWork, hook: nil)
+    }
+
+    /// A room whose events all go to `onEvent` at once, on `scheduler`, with no buffer and no
+    /// back-pressure: for white-box tests and the fuzz target, which drive the room
+    /// synchronously. The public API is `events`.
+    package convenience init(options: Options, scheduler: any Scheduler, fileWork: (any Executor)? = nil,
+                             onEvent: @escaping (Event) -> Void) {
+        self.init(options: options, scheduler: scheduler, fileWork: fileWork, hook: onEvent)
+    }
+
+    private init(options: Options, scheduler: any Scheduler, fileWork: (any Executor)?, hook: ((Event) -> Void)?) {
         self.options = options
         history = RoomHistory(capacity: options.historyLength)
         bindings = NameBindings(capacity: options.maximumBoundNames, perHost: options.maximumBoundNamesPerHost,
                                 settling: options.boundNameSettling)
         self.scheduler = scheduler
         self.fileWork = fileWork
-        self.onEvent = onEvent
-        // 20 lines in 10 s each, then one with the count; the summaries capture only onEvent.
+        let eventBuffer = EventBuffer<Event>(limit: options.eventBufferLimit, hook: hook)
+        self.eventBuffer = eventBuffer
+        // 20 lines in 10 s each, then one with the count; the summaries capture only the buffer.
         func reports(_ what: String) -> LimitedReports {
             LimitedReports(scheduler: scheduler) { count in
-                onEvent(.note("not shown one by one in the last 10 s: \(what), \(count) more"))
+                eventBuffer.yield(.note("not shown one by one in the last 10 s: \(what), \(count) more"))
             }
         }
         refusals = reports("refused connections")
@@ -207,8 +224,20 @@ public final class RoomServer: @unchecked Sendable {
                                         idleTimeout: inboxLimits.transferIdleTimeout, minimumProgress: inboxLimits.transferMinimumProgress),
                           scheduler: scheduler)
         probes = LimitedReports(scheduler: scheduler) { count in
-            onEvent(.note("more than 20 connections in the last 10 s only checked that the room answers (as svc-browse --verify does): \(count) beyond the first 20"))
+            eventBuffer.yield(.note("more than 20 connections in the last 10 s only checked that the room answers (as svc-browse --verify does): \(count) beyond the first 20"))
         }
+        // A full buffer stops reading from every member (and from those who come meanwhile).
+        eventBuffer.pressure = { [weak self] full in
+            guard let self else { return }
+            for member in members.values {
+                if full { member.link.holdReading(.consumer) } else { member.link.releaseReading(.consumer) }
+            }
+        }
+    }
+
+    /// Hands an event to the consumer (`events`). On the scheduler.
+    func onEvent(_ event: Event) {
+        eventBuffer.yield(event)
     }
 
     /// The server's name changed (the service was renamed).
@@ -234,6 +263,8 @@ public final class RoomServer: @unchecked Sendable {
         members[member.id] = member
         link.start(onMessage: { [self] message in received(message, from: member) },
                    onEnd: { [self] reason in ended(member, reason) })
+        // A consumer behind: nobody's frames are read until it catches up.
+        if eventBuffer.isPressing { link.holdReading(.consumer) }
         link.send(.hello(.init(name: options.name)))
         let fromHost = pendingByHost[host, default: 0]
         pendingByHost[host] = fromHost + 1
@@ -603,12 +634,15 @@ public final class RoomServer: @unchecked Sendable {
         history.append(.init(time: milliseconds, from: name, text: text))
     }
 
-    /// Says goodbye to every member and waits until they are gone or `timeout` passed.
+    /// Says goodbye to every member and waits until they are gone or `timeout` passed; then
+    /// `events` ends (after what was buffered).
     public func closeAll(within timeout: Duration) async {
         await scheduler.submit { [self] in members.values.forEach { $0.link.goodbye("the server is shutting down") } }
         let deadline = ContinuousClock.now + timeout
         while ContinuousClock.now < deadline, !(await scheduler.submit { [self] in members.isEmpty }) {
             try? await Task.sleep(for: .milliseconds(20))
         }
+        // The room is over: the consumer gets what is buffered, then the end.
+        await scheduler.submit { [self] in eventBuffer.finish() }
     }
 }

@@ -52,15 +52,23 @@ struct SvcConnect {
         }
         defer { loop.shutdown() }
         let connector = options.isUnicast ? try WideAreaConnector.make(options, loop: loop) : nil
-        let client = RoomClient(options: clientOptions, loop: loop, connector: connector) { event in
-            if case .roomCodeConfirmed(let session) = event { trust.roomCodeConfirmed(session) }
-            if case .joined(_, let session) = event { trust.joined(session) }
-            printer.print(event)
+        let client = RoomClient(options: clientOptions, loop: loop, connector: connector)
+        // Events are printed as this task takes them: while it is behind, the client stops
+        // reading from the room (a terminal that does not keep up slows the room's link down).
+        let printing = Task {
+            for await event in client.events {
+                if case .roomCodeConfirmed(let session) = event { trust.roomCodeConfirmed(session) }
+                if case .joined(_, let session) = event { trust.joined(session) }
+                printer.print(event)
+            }
         }
         do {
             do {
                 try await client.connect()
             } catch {
+                // What happened before the failure is printed before it.
+                client.stop()
+                await printing.value
                 // An unusable key file is what the user must fix first, whatever else failed.
                 try trust.checkIdentity()
                 throw error
@@ -89,8 +97,9 @@ struct SvcConnect {
             throw ToolFailure(.protocolError, "'\(options.name)' refused us: \(error)")
         }
 
-        for file in options.files { client.submit(.send(to: nil, path: file)) }
-        if let message = options.message { client.submit(.say(message)) }
+        // Each waits while the text on its way fills the flow window.
+        for file in options.files { await send(.send(to: nil, path: file), as: "file \(file)", to: client, printer) }
+        if let message = options.message { await send(.say(message), as: message, to: client, printer) }
         let signalQueue = DispatchQueue(label: "svc.connect.signals")
         if !interactive {
             client.finish()
@@ -104,6 +113,8 @@ struct SvcConnect {
         }
         let outcome = await client.run()
         withExtendedLifetime(signals) {}
+        // Every event, up to the last line reported as not sent, is printed before the summary.
+        await printing.value
         let undelivered = printer.undelivered
         let notDelivered = "\(counted(undelivered, "item was", "items were")) not delivered"
         switch outcome {
@@ -129,6 +140,16 @@ struct SvcConnect {
             }
             if !byUser { Console.note("\(what); everything sent was delivered"); return .success }
             throw ToolFailure(.interrupted, "\(what); everything sent was delivered")
+        }
+    }
+
+    /// Sends a command from the command line; one the session, ended at once (the room said
+    /// GOODBYE right after WELCOME), did not take is reported as not sent.
+    static func send(_ command: RoomCommand, as shown: String, to client: RoomClient, _ printer: ConnectOutput) async {
+        do {
+            try await client.send(command)
+        } catch {
+            printer.print(.notSent(shown))
         }
     }
 

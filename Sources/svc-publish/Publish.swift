@@ -102,7 +102,12 @@ struct SvcPublish {
         roomOptions.guessLimits.coolDown = options.codeCoolDown
         roomOptions.guessLimits.coolDownJitter = options.codeCoolDown / 3
         let roomOutput = RoomOutput(output: output, loop: loop)
-        let room = RoomServer(options: roomOptions, scheduler: loop) { event in roomOutput.print(event) }
+        let room = RoomServer(options: roomOptions, scheduler: loop)
+        // Events are printed on the loop (RoomOutput lives there), one at a time: while this
+        // task is behind, the room stops reading from its members.
+        let printing = Task {
+            for await event in room.events { await loop.submit { roomOutput.print(event) } }
+        }
         let refusal = Message.error(code: ProtocolError.Code.tlsRequired.rawValue, message: tlsRequired).frame.encoded
         // Out of file descriptors, accepting fails every time the listener retries (each 100 ms):
         // a few lines, then a count every 10 s.
@@ -194,6 +199,7 @@ struct SvcPublish {
         await wideArea?.withdraw()
         listener.cancel()
         await room.closeAll(within: .seconds(2))
+        await printing.value
         if let failure { throw failure }
         return .success
     }

@@ -14,6 +14,8 @@ final class RoomClientFileReportTests: XCTestCase {
     let scheduler = ManualScheduler()
     let opened = Locked<[InMemoryStream]>([])
     let events = Locked<[RoomClient.Event]>([])
+    /// The client's event sequence ended.
+    let eventsEnded = Locked(false)
     var directory: TemporaryDirectory?
 
     /// A client joined as bob to an in-memory room, and the room's side of the connection.
@@ -28,7 +30,8 @@ final class RoomClientFileReportTests: XCTestCase {
             let (client, server) = InMemoryStream.pair(scheduler: scheduler, peers: (endpoint, nil))
             opened.withLock { $0.append(server) }
             return RoomClient.Connected(stream: client, endpoint: endpoint, candidates: [endpoint])
-        }, fileWork: scheduler, onEvent: { [events] event in events.withLock { $0.append(event) } })
+        }, fileWork: scheduler)
+        collectEvents(of: client, into: events, ended: eventsEnded)
         let joining = Task { try await client.connect() }
         var server: RawPeer?
         for _ in 0..<2000 where server == nil {
@@ -60,6 +63,16 @@ final class RoomClientFileReportTests: XCTestCase {
         }
     }
 
+    /// Stops the client and waits until its consumer took every event.
+    func stopAndTakeEvents(_ client: RoomClient) async throws {
+        client.stop()
+        for _ in 0..<2000 where !eventsEnded.withLock({ $0 }) {
+            queue.sync { scheduler.advance(by: .milliseconds(100)) }
+            try await Task.sleep(for: .milliseconds(1))
+        }
+        XCTAssertTrue(eventsEnded.withLock { $0 }, "the events end once the session and its link did")
+    }
+
     func summaries() -> [String] {
         events.withLock { $0.compactMap { if case .suppressed(let count, let what) = $0 { "\(count) \(what)" } else { nil } } }
     }
@@ -76,10 +89,10 @@ final class RoomClientFileReportTests: XCTestCase {
                 scheduler.run()
             }
         }
-        XCTAssertEqual(fileLinesPrinted, 20, "the burst, receiving and failed lines together")
         queue.sync { scheduler.advance(by: .seconds(11)) }
+        try await stopAndTakeEvents(client)
+        XCTAssertEqual(fileLinesPrinted, 20, "the burst, receiving and failed lines together")
         XCTAssertEqual(summaries(), ["380 reports of files offered to us: receiving, failed or stored"])
-        client.stop()
     }
 
     func testAFloodOfTinyFilesThatAreStoredPrintsAtMostTheBurstThenASummary() async throws {
@@ -99,10 +112,10 @@ final class RoomClientFileReportTests: XCTestCase {
         }
         let stored = room.messages.count { if case .fileResult(_, .stored, _) = $0 { true } else { false } }
         XCTAssertEqual(stored, 100, "every file was stored")
-        XCTAssertEqual(fileLinesPrinted, 20, "the burst, receiving and stored lines together")
         queue.sync { scheduler.advance(by: .seconds(11)) }
+        try await stopAndTakeEvents(client)
+        XCTAssertEqual(fileLinesPrinted, 20, "the burst, receiving and stored lines together")
         XCTAssertEqual(summaries(), ["180 reports of files offered to us: receiving, failed or stored"])
-        client.stop()
     }
 
     func testACancelThatCrossesTheStoringOfARelayedFileIsDroppedNotAnsweredAsAnError() async throws {

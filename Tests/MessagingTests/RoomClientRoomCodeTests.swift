@@ -29,7 +29,7 @@ final class RoomClientRoomCodeTests: XCTestCase {
         options.roomCode = code
         let endpoint = SocketEndpoint(address: IPAddress(bytes: [10, 0, 0, 1])!, port: 4242)
         let (scheduler, roomKey, memberKey, queue) = (scheduler, roomKey, memberKey, queue)
-        return RoomClient(options: options, executor: queue, scheduler: scheduler, connector: { _, _ in
+        let client = RoomClient(options: options, executor: queue, scheduler: scheduler, connector: { _, _ in
             let (client, serverEnd) = InMemoryStream.pair(scheduler: scheduler, peers: (endpoint, endpoint))
             if !plaintext {
                 client.secureSession = SecureSession(peerKey: roomKey, safetyCode: "1", localKey: memberKey, roomCodeSessionID: clientSID)
@@ -39,7 +39,9 @@ final class RoomClientRoomCodeTests: XCTestCase {
                 if let server { server.accept(serverEnd) } else { rawServer?.withLock { $0 = RawPeer(serverEnd) } }
             }
             return RoomClient.Connected(stream: client, endpoint: endpoint, candidates: [endpoint])
-        }, onEvent: { [events] event in events.withLock { $0.append(event) } })
+        })
+        collectEvents(of: client, into: events)
+        return client
     }
 
     func makeServer(code: RoomCode?) -> RoomServer {

@@ -16,6 +16,8 @@ final class RoomClientTests: XCTestCase {
     /// Server ends of the streams the client opened, oldest first.
     let opened = Locked<[InMemoryStream]>([])
     let events = Locked<[RoomClient.Event]>([])
+    /// The client's event sequence ended.
+    let eventsEnded = Locked(false)
     /// Looks for the server that find nobody before the connector opens a stream again.
     let absentLooks = Locked(0)
     /// When the connector was called, on the manual clock.
@@ -31,7 +33,7 @@ final class RoomClientTests: XCTestCase {
         options.waitsForRoom = waitsForRoom
         options.backoffInitial = .seconds(1)
         options.backoffMaximum = .seconds(4)
-        return RoomClient(options: options, executor: queue, scheduler: scheduler, connector: { [scheduler, opened, absentLooks, looks, host, secure] _, _ in
+        let client = RoomClient(options: options, executor: queue, scheduler: scheduler, connector: { [scheduler, opened, absentLooks, looks, host, secure] _, _ in
             let endpoint = SocketEndpoint(address: host.withLock { $0 }, port: 4242)
             looks.withLock { $0.append(scheduler.now) }
             let absent = absentLooks.withLock { left -> Bool in
@@ -44,7 +46,9 @@ final class RoomClientTests: XCTestCase {
             opened.withLock { $0.append(server) }
             client.secureSession = secure.withLock { $0 }
             return RoomClient.Connected(stream: client, endpoint: endpoint, candidates: [endpoint])
-        }, onEvent: { [events] event in events.withLock { $0.append(event) } })
+        })
+        collectEvents(of: client, into: events, ended: eventsEnded)
+        return client
     }
 
     /// Runs the client's pending work until `condition` holds (on the client's queue).
@@ -215,6 +219,7 @@ extension RoomClientTests {
         closeRoom(server)
         let outcome = await client.run()
         XCTAssertEqual(outcome, .closedByServer("said goodbye: the server is shutting down"))
+        try await pump("the end of the events") { eventsEnded.withLock { $0 } }
         XCTAssertEqual(count { if case .notSent = $0 { true } else { false } }, 1)
         XCTAssertEqual(count { if case .roomClosed = $0 { true } else { false } }, 0)
     }

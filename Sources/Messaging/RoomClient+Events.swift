@@ -1,0 +1,48 @@
+import Synchronization
+import TransportCore
+
+extension RoomClient {
+    /// The client's events, in the order they happened, as an async sequence: iterate it from
+    /// one task while the session runs. It ends once the session's outcome is decided (`run()`
+    /// returns it), the connection is gone and every event before that was taken.
+    ///
+    /// Back-pressure: events wait in a buffer of `Options.eventBufferLimit`. When it is full,
+    /// the client stops reading from the server (the frames stay in the kernel and in the
+    /// server's outbox) and reads again once the consumer took it down to half. Nothing is
+    /// dropped: the few events that come without reading (a line reported as not sent, a
+    /// reconnect) are buffered beyond the limit. A consumer that takes nothing for as long as
+    /// the heartbeat allows (4 intervals) looks to the client like a silent server: the link
+    /// ends and the client reconnects.
+    ///
+    /// - Important: one task iterates at a time. A cancelled `next()` returns nil and takes no
+    ///   event: what was buffered stays for the next call.
+    public var events: Events { Events(client: self) }
+
+    /// See `RoomClient.events`.
+    public struct Events: AsyncSequence, Sendable {
+        public typealias Element = Event
+        let client: RoomClient
+
+        public func makeAsyncIterator() -> Iterator { Iterator(client: client) }
+
+        /// Takes the next event, waiting for it on the client's executor.
+        public struct Iterator: AsyncIteratorProtocol {
+            let client: RoomClient
+
+            /// The next event, or nil when the session ended (and every event was taken) or
+            /// the calling task was cancelled.
+            public mutating func next() async -> Event? {
+                let client = self.client
+                let waiter = EventWaiter()
+                return await withTaskCancellationHandler {
+                    await withCheckedContinuation { (continuation: CheckedContinuation<Event?, Never>) in
+                        client.executor.execute { client.eventBuffer.next(waiter, continuation) }
+                    }
+                } onCancel: {
+                    waiter.cancelled.store(true, ordering: .sequentiallyConsistent)
+                    client.executor.execute { client.eventBuffer.cancel(waiter) }
+                }
+            }
+        }
+    }
+}
