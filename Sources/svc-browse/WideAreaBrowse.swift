@@ -38,6 +38,8 @@ enum WideAreaBrowse {
                     names = try await directory.browse(type, in: zone)
                     lastSerial = serial
                 } catch {
+                    // SIGINT cancels the task, which ends the DNS exchange at once.
+                    if error.code == .cancelled || Task.isCancelled { return }
                     // The first answer decides whether browsing can work at all.
                     if first { throw failure(error) }
                     Console.note("could not read \(zone): \(error); trying again in \(pollInterval.components.seconds) s")
@@ -50,6 +52,7 @@ enum WideAreaBrowse {
                         do {
                             resolved = try await directory.resolve(name, type: type, in: zone)
                         } catch {
+                            if (error as? UnicastDNSSDError)?.code == .cancelled || Task.isCancelled { return }
                             Console.note("could not resolve '\(name)': \(error)")
                         }
                     }
