@@ -197,6 +197,7 @@ public struct LDNSServer: UnicastDNSServer {
             case .add(let record): LDNSRecords.make(record, LDNSRecords.classIN)
             case .deleteRecord(let record): LDNSRecords.make(record, LDNSRecords.classNone, ttl: 0)
             case .deleteName(let name): LDNSRecords.bare(name, .any, LDNSRecords.classAny, ttl: 0)
+            case .deleteRecordSet(let name, let type): LDNSRecords.bare(name, type, LDNSRecords.classAny, ttl: 0)
             }
             try push(rr, changes)
         }

@@ -33,7 +33,7 @@ enum WideAreaConnector {
             }
             guard let found else {
                 let seen = (try? await withDeadline(deadline, zone: zone) { () async throws(UnicastDNSSDError) -> [String] in
-                    try await directory.browse(type, in: zone)
+                    try await directory.browse(type, in: zone).names
                 }) ?? []
                 let names = seen.isEmpty ? "no \(options.type.baseType) services are registered in \(zone)"
                     : "registered in \(zone): " + seen.prefix(10).map { "\"\($0)\"" }.joined(separator: ", ") + (seen.count > 10 ? ", ..." : "")

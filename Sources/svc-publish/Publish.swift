@@ -22,7 +22,11 @@ struct SvcPublish {
         // A log (standard output not a terminal) gets timestamps unless told otherwise.
         let output = EventOutput(json: options.json, timestamps: options.timestamps ?? (isatty(STDOUT_FILENO) != 1))
         if options.withdraw, let settings = options.wideArea, let name = options.name {
-            return try await WideAreaPublication.withdrawLeftover(settings, name: name.value, type: options.type, domain: options.domain, output: output)
+            // Only records registered with this user's key are ours; no key file, nothing is.
+            let identityPath = try identityFile(options.identity)
+            let fingerprint = access(identityPath, F_OK) == 0 ? try loadIdentity(identityPath).fingerprint : nil
+            return try await WideAreaPublication.withdrawLeftover(settings, name: name.value, type: options.type, domain: options.domain,
+                                                                  fingerprint: fingerprint, output: output)
         }
         let inbox: Inbox?
         do {
@@ -54,7 +58,7 @@ struct SvcPublish {
         if let settings = options.wideArea {
             let name = options.name?.value ?? HostAddresses.hostLabel().map { String(decoding: $0, as: UTF8.self) } ?? "svc"
             wideArea = try await WideAreaPublication.register(settings, name: name, type: options.type, domain: options.domain,
-                                                              port: listener.port, txt: txt, conflict: options.conflictPolicy)
+                                                              port: listener.port, txt: txt, key: identity.fingerprint, conflict: options.conflictPolicy)
             registration = nil
         } else {
             registration = try await ServiceRegistration.register(.init(

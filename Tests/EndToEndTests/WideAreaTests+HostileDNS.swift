@@ -44,3 +44,65 @@ extension WideAreaTests {
         XCTAssertFalse(browser.stdout.contains { $0.contains("forged") }, browser.transcript)
     }
 }
+
+/// Ownership is proved by the room's key, not the host name.
+extension WideAreaTests {
+    /// Another key on the same host (as a twin machine of the same host name would be) neither
+    /// takes back nor withdraws a crashed room's records; the room's own key does.
+    func testALeftoverOfAnotherKeyIsNeitherTakenBackNorWithdrawn() throws {
+        let name = TestLAN.uniqueName("twin")
+        let label = name.replacingOccurrences(of: " ", with: "\\032")
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("twin-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let otherKey = ["--identity", directory.appendingPathComponent("other.pem").path]
+
+        let crashed = try publish(name)
+        XCTAssertNotNil(crashed.waitForEvent { $0["event"] as? String == "registered" }, crashed.transcript)
+        crashed.signal(SIGKILL)
+        _ = crashed.waitForExit(timeout: 10)
+
+        let twin = try publish(name, otherKey)
+        let registered = try XCTUnwrap(twin.waitForEvent { $0["event"] as? String == "registered" }, twin.transcript)
+        XCTAssertEqual(registered["name"] as? String, "\(name) (2)", "a leftover with another key is not ours: renamed")
+        XCTAssertEqual(try dig(from: "b", "\(label)\\032(2)._p2pipp._tcp.lab.test.", "SRV").count, 1)
+        Thread.sleep(forTimeInterval: 1)  // its signal handlers are set up after it registered
+        twin.signal(SIGTERM)
+        XCTAssertEqual(twin.waitForExit(timeout: 10), 0, twin.transcript)
+
+        let withdraw = try publish(name, otherKey + ["--withdraw"])
+        XCTAssertEqual(withdraw.waitForExit(timeout: 20), 73, withdraw.transcript)
+        XCTAssertTrue(withdraw.stderr.contains { $0.contains("was registered with another key than this user's") }, withdraw.transcript)
+        XCTAssertEqual(try dig(from: "b", "\(label)._p2pipp._tcp.lab.test.", "SRV").count, 1, "another key's records stay")
+
+        let own = try publish(name, ["--withdraw"])
+        XCTAssertEqual(own.waitForExit(timeout: 20), 0, own.transcript)
+        XCTAssertEqual(try dig(from: "b", "\(label)._p2pipp._tcp.lab.test.", "SRV"), [])
+    }
+
+    /// Address records do not pile up: registering replaces the host name's addresses, and the
+    /// last room of the host takes them with it.
+    func testStaleAddressesAreReplacedAndTheLastRoomRemovesThem() throws {
+        let name = TestLAN.uniqueName("stale")
+        let label = name.replacingOccurrences(of: " ", with: "\\032")
+        let first = try publish(name)
+        XCTAssertNotNil(first.waitForEvent { $0["event"] as? String == "registered" }, first.transcript)
+        let host = String(try XCTUnwrap(try dig(from: "b", "\(label)._p2pipp._tcp.lab.test.", "SRV").first?.split(separator: " ").last))
+        first.signal(SIGKILL)
+        _ = first.waitForExit(timeout: 10)
+        // Addresses a past lease left (added behind the publisher's back).
+        let settings = try TestLAN.settings(of: "b", lan: lan)
+        let add = try TestLAN.command(on: "b", lan: lan, ["nsupdate", "-k", settings["TSIG_KEY"]!])
+        add.send("server 10.78.1.53\nzone lab.test.\n" + (1...40).map { "update add \(host) 30 A 10.0.9.\($0)\n" }.joined() + "send\n")
+        add.closeStdin()
+        XCTAssertEqual(add.waitForExit(timeout: 20), 0, add.transcript)
+        XCTAssertEqual(try dig(from: "b", host, "A").count, 41)
+
+        let successor = try publish(name)
+        XCTAssertNotNil(successor.waitForEvent { $0["event"] as? String == "registered" }, successor.transcript)
+        XCTAssertEqual(try dig(from: "b", host, "A"), ["10.78.1.1"])
+        successor.signal(SIGTERM)
+        XCTAssertEqual(successor.waitForExit(timeout: 10), 0, successor.transcript)
+        XCTAssertEqual(try dig(from: "b", host, "A"), [], "the host's last room removes its addresses")
+    }
+}
