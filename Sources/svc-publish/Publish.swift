@@ -8,6 +8,7 @@ import MessagingCore
 import SecureTransport
 import Synchronization
 import TransportPOSIX
+import struct UnicastDNSSD.UnicastDNSSDError
 
 @main
 struct SvcPublish {
@@ -144,11 +145,14 @@ struct SvcPublish {
                 refresher.withLock { $0 = Task {
                     while !Task.isCancelled {
                         try? await Task.sleep(for: WideAreaPublication.refreshInterval)
-                        do {
+                        if Task.isCancelled { break }  // the room is closing: withdraw, do not refresh
+                        do throws(UnicastDNSSDError) {
                             if let newName = try await wideArea.refresh() {
                                 queue.async { room.rename(newName) }
                                 output.emit("restored", text: "registered again as \"\(newName)\"", [("name", .string(newName))])
                             }
+                        } catch where error.code == .cancelled {
+                            break
                         } catch {
                             Console.note("could not refresh the registration: \(error); trying again in \(WideAreaPublication.refreshInterval.components.seconds) s")
                         }
