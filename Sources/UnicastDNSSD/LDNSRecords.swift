@@ -39,15 +39,7 @@ enum LDNSRecords {
         return rr
     }
 
-    static func type(of data: RecordData) -> RecordType {
-        switch data {
-        case .pointer: .ptr
-        case .service: .srv
-        case .text: .txt
-        case .address(.v4): .a
-        case .address(.v6): .aaaa
-        }
-    }
+    static func type(of data: RecordData) -> RecordType { data.type }
 
     private static func fields(of data: RecordData) -> [UnsafeMutablePointer<ldns_rdf>?] {
         func bytes(_ type: ldns_rdf_type, _ value: [UInt8]) -> UnsafeMutablePointer<ldns_rdf>? {

@@ -5,9 +5,11 @@ import Glibc
 /// A DNS server reached through ldns: queries with EDNS0 (and TCP when an answer is
 /// truncated), updates signed with a TSIG key whose answers' signatures ldns checks.
 ///
-/// Each call makes its own ldns resolver and frees it before returning, so the value holds no
-/// C state and is `Sendable`. ldns blocks; the calls run on a global Dispatch queue, never on
-/// the caller's task thread, bounded by `timeout` per try.
+/// ldns builds, signs, parses and verifies the messages; the sockets are our own
+/// (`DNSSocketExchange`): a connected UDP socket, one deadline of `timeout` seconds for a
+/// whole exchange (TCP included), datagrams that are not the answer ignored. The value holds
+/// no C state and is `Sendable`; the blocking exchange runs on a global Dispatch queue and
+/// ends at once when the calling task is cancelled.
 public struct LDNSServer: UnicastDNSServer {
     /// The EDNS0 UDP payload size offered (the DNS flag day's safe size).
     public static let ednsPayloadSize: UInt16 = 1232
@@ -15,7 +17,7 @@ public struct LDNSServer: UnicastDNSServer {
     public let address: IPAddress
     public let port: UInt16
     public let key: TSIGKey?
-    /// Seconds to wait for one answer.
+    /// Seconds one whole exchange may take (UDP, then TCP when the answer is truncated).
     public let timeout: Int
 
     /// - Parameters:
@@ -33,81 +35,134 @@ public struct LDNSServer: UnicastDNSServer {
     }
 
     public func update(_ update: DNSUpdate) async throws(UnicastDNSSDError) -> UpdateOutcome {
-        try await Self.blocking { () throws(UnicastDNSSDError) -> UpdateOutcome in try self.sendUpdate(update) }
+        try await Self.blocking { (cancel) throws(UnicastDNSSDError) -> UpdateOutcome in try self.sendUpdate(update, cancel: cancel) }
     }
 
     public func query(_ name: DNSName, _ type: RecordType) async throws(UnicastDNSSDError) -> [ResourceRecord] {
-        try await Self.blocking { () throws(UnicastDNSSDError) -> [ResourceRecord] in try self.sendQuery(name, type) }
+        try await Self.blocking { (cancel) throws(UnicastDNSSDError) -> [ResourceRecord] in try self.sendQuery(name, type, cancel: cancel) }
     }
 
-    /// Runs blocking ldns work off the cooperative thread pool.
-    private static func blocking<T: Sendable>(_ work: @escaping @Sendable () throws(UnicastDNSSDError) -> T) async throws(UnicastDNSSDError) -> T {
-        let result: Result<T, UnicastDNSSDError> = await withCheckedContinuation { continuation in
-            DispatchQueue.global().async {
-                continuation.resume(returning: Result { () throws(UnicastDNSSDError) -> T in try work() })
+    /// Runs a blocking exchange on a Dispatch thread, off the cooperative pool; cancelling the
+    /// task makes the exchange's poll return at once (SIGINT ends the tools by cancelling).
+    private static func blocking<T: Sendable>(_ work: @escaping @Sendable (Int32) throws(UnicastDNSSDError) -> T) async throws(UnicastDNSSDError) -> T {
+        guard let cancel = CancelPipe() else { throw UnicastDNSSDError(.server, "cannot make a pipe (out of file descriptors); close other programs and try again") }
+        if Task.isCancelled { throw cancelledError }
+        let result: Result<T, UnicastDNSSDError> = await withTaskCancellationHandler {
+            await withCheckedContinuation { continuation in
+                DispatchQueue.global().async {
+                    continuation.resume(returning: Result { () throws(UnicastDNSSDError) -> T in try work(cancel.readEnd) })
+                }
             }
+        } onCancel: {
+            cancel.fire()
         }
         return try result.get()
     }
 
-    // MARK: - The ldns calls
-
-    private func makeResolver(signed: Bool) throws(UnicastDNSSDError) -> UnsafeMutablePointer<ldns_resolver> {
-        guard let resolver = ldns_resolver_new() else { throw UnicastDNSSDError(.server, "ldns could not make a resolver (out of memory)") }
-        let nameserver: UnsafeMutablePointer<ldns_rdf>? = switch address {
-        case .v4(let bytes): bytes.withUnsafeBytes { ldns_rdf_new_frm_data(LDNS_RDF_TYPE_A, 4, $0.baseAddress) }
-        case .v6(let bytes): bytes.withUnsafeBytes { ldns_rdf_new_frm_data(LDNS_RDF_TYPE_AAAA, 16, $0.baseAddress) }
-        }
-        guard let nameserver, ldns_resolver_push_nameserver(resolver, nameserver) == LDNS_STATUS_OK else {
-            if let nameserver { ldns_rdf_deep_free(nameserver) }
-            ldns_resolver_deep_free(resolver)
-            throw UnicastDNSSDError(.server, "ldns could not take the server address \(address)")
-        }
-        ldns_rdf_deep_free(nameserver)  // the resolver keeps a copy
-        ldns_resolver_set_port(resolver, port)
-        ldns_resolver_set_timeout(resolver, timeval(tv_sec: timeout, tv_usec: 0))
-        ldns_resolver_set_retry(resolver, 1)
-        ldns_resolver_set_retrans(resolver, 1)
-        ldns_resolver_set_recursive(resolver, false)
-        ldns_resolver_set_igntc(resolver, false)
-        ldns_resolver_set_fallback(resolver, true)
-        if signed, let key {
-            key.name.description.withCString { ldns_resolver_set_tsig_keyname(resolver, $0) }
-            (key.algorithm.rawValue + ".").withCString { ldns_resolver_set_tsig_algorithm(resolver, $0) }
-            key.secretBase64.withCString { ldns_resolver_set_tsig_keydata(resolver, $0) }
-        }
-        return resolver
+    private static var cancelledError: UnicastDNSSDError {
+        UnicastDNSSDError(.cancelled, "the DNS exchange was cancelled")
     }
 
-    /// Sends `packet` (owned by the caller) and returns the answer (owned by the caller).
-    private func exchange(_ resolver: UnsafeMutablePointer<ldns_resolver>, _ packet: UnsafeMutablePointer<ldns_pkt>, what: String) throws(UnicastDNSSDError) -> UnsafeMutablePointer<ldns_pkt> {
-        var answer: UnsafeMutablePointer<ldns_pkt>?
-        let started = DispatchTime.now()
-        let status = ldns_resolver_send_pkt(&answer, resolver, packet)
-        let elapsed = Double(DispatchTime.now().uptimeNanoseconds - started.uptimeNanoseconds) / 1e9
-        guard status == LDNS_STATUS_OK, let answer else {
-            if let answer { ldns_pkt_free(answer) }
-            throw mapStatus(status, elapsed: elapsed, what: what)
+    // MARK: - The exchange
+
+    /// Signs `packet` with the key (HMAC over the whole message, fudge 300 s as ldns does).
+    private func sign(_ packet: UnsafeMutablePointer<ldns_pkt>, key: TSIGKey) throws(UnicastDNSSDError) {
+        let status = key.name.description.withCString { name in
+            key.secretBase64.withCString { secret in
+                (key.algorithm.rawValue + ".").withCString { algorithm in
+                    ldns_pkt_tsig_sign(packet, name, secret, 300, algorithm, nil)
+                }
+            }
         }
-        guard ldns_pkt_id(answer) == ldns_pkt_id(packet), ldns_pkt_qr(answer) else {
-            ldns_pkt_free(answer)
-            throw UnicastDNSSDError(.malformedReply, "the answer from the DNS server \(serverText) to \(what) did not match the question; check that \(serverText) is a DNS server")
+        guard status == LDNS_STATUS_OK else {
+            throw UnicastDNSSDError(.badKey, "ldns could not sign the update with the TSIG key '\(key.name)'; check the key file", detail: Self.statusText(status))
+        }
+    }
+
+    /// ldns's text for a status, or its number when ldns has none.
+    static func statusText(_ status: ldns_status) -> String {
+        guard let text = ldns_get_errorstr_by_id(status) else { return "ldns status \(status.rawValue)" }
+        return String(cString: text)
+    }
+
+    /// Whether `answer`'s question section is `packet`'s: the same names (case aside), types
+    /// and classes, in order.
+    private static func sameQuestion(_ answer: UnsafeMutablePointer<ldns_pkt>, _ packet: UnsafeMutablePointer<ldns_pkt>) -> Bool {
+        guard let asked = ldns_pkt_question(packet), let echoed = ldns_pkt_question(answer),
+              ldns_rr_list_rr_count(asked) == ldns_rr_list_rr_count(echoed) else { return false }
+        for index in 0..<ldns_rr_list_rr_count(asked) {
+            guard let one = ldns_rr_list_rr(asked, index), let other = ldns_rr_list_rr(echoed, index),
+                  ldns_rr_get_type(one) == ldns_rr_get_type(other), ldns_rr_get_class(one) == ldns_rr_get_class(other),
+                  let oneName = ldns_rr_owner(one), let otherName = ldns_rr_owner(other),
+                  ldns_dname_compare(oneName, otherName) == 0 else { return false }
+        }
+        return true
+    }
+
+    /// Sends `packet` (owned by the caller) and returns the answer (owned by the caller): one
+    /// deadline (`timeout` seconds) for the whole exchange, UDP then TCP. Datagrams with
+    /// another id or question, and answers to a signed update whose signature does not verify,
+    /// are ignored (anyone can send a datagram); the genuine answer is awaited.
+    private func exchange(_ packet: UnsafeMutablePointer<ldns_pkt>, signedWith key: TSIGKey?, what: String, cancel: Int32) throws(UnicastDNSSDError) -> UnsafeMutablePointer<ldns_pkt> {
+        var wirePointer: UnsafeMutablePointer<UInt8>?
+        var wireSize = 0
+        let status = ldns_pkt2wire(&wirePointer, packet, &wireSize)
+        guard status == LDNS_STATUS_OK, let wirePointer else {
+            free(wirePointer)
+            throw UnicastDNSSDError(.server, "ldns could not write \(what) as a DNS message", detail: Self.statusText(status))
+        }
+        let query = Array(UnsafeBufferPointer(start: wirePointer, count: wireSize))
+        free(wirePointer)
+        let mac = key == nil ? nil : ldns_pkt_tsig(packet).flatMap { ldns_rr_rdf($0, 3) }
+        let keyName = key?.name.description ?? ""
+        let secret = key?.secretBase64 ?? ""
+        let judge = { (bytes: [UInt8]) -> DNSSocketExchange.Verdict in
+            var parsed: UnsafeMutablePointer<ldns_pkt>?
+            let status = bytes.withUnsafeBufferPointer { ldns_wire2pkt(&parsed, $0.baseAddress, $0.count) }
+            guard status == LDNS_STATUS_OK, let answer = parsed else { return .foreign }
+            defer { ldns_pkt_free(answer) }
+            guard ldns_pkt_qr(answer), ldns_pkt_id(answer) == ldns_pkt_id(packet), Self.sameQuestion(answer, packet) else { return .foreign }
+            guard let mac else { return .accept }
+            let verified = bytes.withUnsafeBufferPointer { wire in
+                keyName.withCString { name in secret.withCString { ldns_pkt_tsig_verify(answer, wire.baseAddress, wire.count, name, $0, mac) } }
+            }
+            return verified ? .accept : .unsigned
+        }
+        let truncated = { (bytes: [UInt8]) -> Bool in bytes.count > 2 && bytes[2] & 0x02 != 0 }
+        let socketExchange = DNSSocketExchange(address: address, port: port,
+                                               deadline: DispatchTime.now().uptimeNanoseconds + UInt64(timeout) * 1_000_000_000, cancel: cancel)
+        let reply: [UInt8]
+        do throws(DNSSocketExchange.Failure) {
+            reply = try socketExchange.run(query, judge: judge, truncated: truncated)
+        } catch {
+            throw describe(error, what: what)
+        }
+        var parsed: UnsafeMutablePointer<ldns_pkt>?
+        let parseStatus = reply.withUnsafeBufferPointer { ldns_wire2pkt(&parsed, $0.baseAddress, $0.count) }
+        guard parseStatus == LDNS_STATUS_OK, let answer = parsed else {
+            throw UnicastDNSSDError(.malformedReply, "the answer from the DNS server \(serverText) to \(what) is not a valid DNS message", detail: Self.statusText(parseStatus))
         }
         return answer
     }
 
-    private func mapStatus(_ status: ldns_status, elapsed: Double, what: String) -> UnicastDNSSDError {
-        let raw = String(cString: ldns_get_errorstr_by_id(status))
-        switch status {
-        case LDNS_STATUS_CRYPTO_TSIG_BOGUS, LDNS_STATUS_CRYPTO_TSIG_ERR:
-            return UnicastDNSSDError(.badKey, "the DNS server \(serverText) did not accept the TSIG key \(key.map { "'\($0.name)'" } ?? "") for \(what), or its answer's signature is wrong; check that --tsig-key is the key the zone's update-policy grants", detail: raw)
-        case LDNS_STATUS_NETWORK_ERR, LDNS_STATUS_SOCKET_ERROR, LDNS_STATUS_RES_NO_NS, LDNS_STATUS_RES_QUERY:
-            if elapsed + 0.2 >= Double(timeout) {
-                return UnicastDNSSDError(.timeout, "the DNS server \(serverText) did not answer \(what) within \(timeout) s; check --dns-server and that the server runs and is reachable", detail: raw)
-            }
-            return UnicastDNSSDError(.unreachable, "cannot reach the DNS server \(serverText) for \(what); check --dns-server, the route to it, and that it listens on port \(port)", detail: raw)
-        default:
-            return UnicastDNSSDError(.server, "\(what) at the DNS server \(serverText) failed", detail: raw)
+    private func describe(_ failure: DNSSocketExchange.Failure, what: String) -> UnicastDNSSDError {
+        switch failure {
+        case .cancelled:
+            return Self.cancelledError
+        case .timedOut(let sawUnsigned) where sawUnsigned:
+            let keyName = key.map { "'\($0.name)'" } ?? ""
+            return UnicastDNSSDError(.badKey, "the DNS server \(serverText) did not accept the TSIG key \(keyName) for \(what), or someone forged its answers: no answer signed with that key came within \(timeout) s; "
+                                     + "check that --tsig-key is the key the zone's update-policy grants")
+        case .timedOut:
+            return UnicastDNSSDError(.timeout, "the DNS server \(serverText) did not answer \(what) within \(timeout) s; check --dns-server and that the server runs and is reachable")
+        case .refused(let why):
+            return UnicastDNSSDError(.unreachable, "cannot reach the DNS server \(serverText) for \(what); check --dns-server, the route to it, and that it listens on port \(port)", detail: why)
+        case .system(let why):
+            return UnicastDNSSDError(.unreachable, "cannot reach the DNS server \(serverText) for \(what); check --dns-server and the route to it", detail: why)
+        case .mismatch(.unsigned):
+            return UnicastDNSSDError(.badKey, "the DNS server \(serverText) did not accept the TSIG key \(key.map { "'\($0.name)'" } ?? "") for \(what): its answer over TCP is not signed with it; check that --tsig-key is the key the zone's update-policy grants")
+        case .mismatch:
+            return UnicastDNSSDError(.malformedReply, "the answer from the DNS server \(serverText) to \(what) did not match the question; check that \(serverText) is a DNS server")
         }
     }
 
@@ -125,9 +180,7 @@ public struct LDNSServer: UnicastDNSServer {
         }
     }
 
-    private func sendUpdate(_ update: DNSUpdate) throws(UnicastDNSSDError) -> UpdateOutcome {
-        let resolver = try makeResolver(signed: true)
-        defer { ldns_resolver_deep_free(resolver) }
+    private func sendUpdate(_ update: DNSUpdate, cancel: Int32) throws(UnicastDNSSDError) -> UpdateOutcome {
         guard let prerequisites = ldns_rr_list_new(), let changes = ldns_rr_list_new() else {
             throw UnicastDNSSDError(.server, "ldns could not make a record list (out of memory)")
         }
@@ -144,6 +197,7 @@ public struct LDNSServer: UnicastDNSServer {
             case .add(let record): LDNSRecords.make(record, LDNSRecords.classIN)
             case .deleteRecord(let record): LDNSRecords.make(record, LDNSRecords.classNone, ttl: 0)
             case .deleteName(let name): LDNSRecords.bare(name, .any, LDNSRecords.classAny, ttl: 0)
+            case .deleteRecordSet(let name, let type): LDNSRecords.bare(name, type, LDNSRecords.classAny, ttl: 0)
             }
             try push(rr, changes)
         }
@@ -155,14 +209,9 @@ public struct LDNSServer: UnicastDNSServer {
         }
         defer { ldns_pkt_free(packet) }
         ldns_pkt_set_id(packet, UInt16.random(in: 0...UInt16.max))
-        if key != nil {
-            let status = ldns_update_pkt_tsig_add(packet, resolver)
-            guard status == LDNS_STATUS_OK else {
-                throw UnicastDNSSDError(.badKey, "ldns could not sign the update with the TSIG key '\(key.map { "\($0.name)" } ?? "")'; check the key file", detail: String(cString: ldns_get_errorstr_by_id(status)))
-            }
-        }
+        if let key { try sign(packet, key: key) }
         let what = "the update"
-        let answer = try exchange(resolver, packet, what: what)
+        let answer = try exchange(packet, signedWith: key, what: what, cancel: cancel)
         defer { ldns_pkt_free(answer) }
         let rcode = ldns_pkt_get_rcode(answer)
         switch rcode {
@@ -173,11 +222,11 @@ public struct LDNSServer: UnicastDNSServer {
     }
 
     public func serial(of zone: DNSName) async throws(UnicastDNSSDError) -> UInt32? {
-        try await Self.blocking { () throws(UnicastDNSSDError) -> UInt32? in try self.sendSerialQuery(zone) }
+        try await Self.blocking { (cancel) throws(UnicastDNSSDError) -> UInt32? in try self.sendSerialQuery(zone, cancel: cancel) }
     }
 
-    private func sendSerialQuery(_ zone: DNSName) throws(UnicastDNSSDError) -> UInt32? {
-        let answer = try ask(zone, .soa)
+    private func sendSerialQuery(_ zone: DNSName, cancel: Int32) throws(UnicastDNSSDError) -> UInt32? {
+        let answer = try ask(zone, .soa, cancel: cancel)
         defer { ldns_pkt_free(answer) }
         guard ldns_pkt_get_rcode(answer) == LDNS_RCODE_NOERROR else {
             throw UnicastDNSSDError(.noSuchZone, "the DNS server \(serverText) does not serve the zone \(zone); check --domain and the DNS server",
@@ -204,9 +253,7 @@ public struct LDNSServer: UnicastDNSServer {
 
     /// Sends an unsigned query with EDNS0 (TCP when the answer comes truncated) and returns
     /// the whole answer, owned by the caller (`ldns_pkt_free`).
-    private func ask(_ name: DNSName, _ type: RecordType) throws(UnicastDNSSDError) -> UnsafeMutablePointer<ldns_pkt> {
-        let resolver = try makeResolver(signed: false)
-        defer { ldns_resolver_deep_free(resolver) }
+    private func ask(_ name: DNSName, _ type: RecordType, cancel: Int32) throws(UnicastDNSSDError) -> UnsafeMutablePointer<ldns_pkt> {
         guard let question = LDNSRecords.nameRDF(name) else { throw UnicastDNSSDError(.server, "ldns could not hold the name \(name)") }
         // The packet takes the question's name.
         guard let packet = ldns_pkt_query_new(question, ldns_rr_type(UInt32(type.rawValue)), LDNS_RR_CLASS_IN, 0) else {
@@ -217,7 +264,7 @@ public struct LDNSServer: UnicastDNSServer {
         ldns_pkt_set_id(packet, UInt16.random(in: 0...UInt16.max))
         ldns_pkt_set_edns_udp_size(packet, Self.ednsPayloadSize)
         let what = "the query for \(name)"
-        let answer = try exchange(resolver, packet, what: what)
+        let answer = try exchange(packet, signedWith: nil, what: what, cancel: cancel)
         guard !ldns_pkt_tc(answer) else {
             ldns_pkt_free(answer)
             throw UnicastDNSSDError(.malformedReply, "the answer to \(what) was cut short even over TCP; the DNS server \(serverText) must answer over TCP")
@@ -225,8 +272,8 @@ public struct LDNSServer: UnicastDNSServer {
         return answer
     }
 
-    private func sendQuery(_ name: DNSName, _ type: RecordType) throws(UnicastDNSSDError) -> [ResourceRecord] {
-        let answer = try ask(name, type)
+    private func sendQuery(_ name: DNSName, _ type: RecordType, cancel: Int32) throws(UnicastDNSSDError) -> [ResourceRecord] {
+        let answer = try ask(name, type, cancel: cancel)
         defer { ldns_pkt_free(answer) }
         let what = "the query for \(name)"
         let rcode = ldns_pkt_get_rcode(answer)

@@ -41,6 +41,17 @@ public enum RecordData: Sendable, Hashable {
     case text([[UInt8]])
     /// A or AAAA.
     case address(IPAddress)
+
+    /// The record's type.
+    public var type: RecordType {
+        switch self {
+        case .pointer: .ptr
+        case .service: .srv
+        case .text: .txt
+        case .address(.v4): .a
+        case .address(.v6): .aaaa
+        }
+    }
 }
 
 /// One resource record: owner name, TTL and data (class IN).
@@ -133,6 +144,10 @@ public struct ServiceInstance: Sendable, Hashable {
     public func serviceRecord(ttl: UInt32) throws(UnicastDNSSDError) -> ResourceRecord {
         ResourceRecord(name: try instanceDNSName(), ttl: ttl, data: .service(priority: 0, weight: 0, port: port, target: host))
     }
+
+    /// The TXT item `key=...` (the publisher's key fingerprint) that proves whose the
+    /// registration is, when the TXT has one.
+    public var keyItem: [UInt8]? { txt.first { $0.starts(with: Array("key=".utf8)) } }
 
     /// Every record of the registration, with `ttl`: PTR, SRV, TXT, then one A or AAAA per
     /// address (duplicates dropped).

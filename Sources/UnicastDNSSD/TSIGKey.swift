@@ -41,14 +41,17 @@ public struct TSIGKey: Sendable, Equatable, CustomStringConvertible {
         guard text.utf8.count <= Self.maximumFileSize else { throw bad("longer than \(Self.maximumFileSize) bytes") }
         guard let tokens = Self.tokens(text) else { throw bad("an unterminated quoted string or an unexpected character") }
         var rest = tokens[...]
+        // Messages name a token by its kind and place, never by its text: a misplaced secret
+        // would otherwise be printed.
+        func place() -> String { "at token \(tokens.count - rest.count + 1)" }
         func take(_ expected: Token) throws(UnicastDNSSDError) {
-            guard rest.first == expected else { throw bad("expected \(expected) but found \(rest.first.map { "\($0)" } ?? "the end")") }
+            guard rest.first == expected else { throw bad("expected \(expected) but found \(rest.first.map { "\($0) \(place())" } ?? "the end")") }
             rest = rest.dropFirst()
         }
         func word() throws(UnicastDNSSDError) -> String {
             switch rest.first {
             case .word(let value)?, .quoted(let value)?: rest = rest.dropFirst(); return value
-            default: throw bad("expected a name or value but found \(rest.first.map { "\($0)" } ?? "the end")")
+            default: throw bad("expected a name or value but found \(rest.first.map { "\($0) \(place())" } ?? "the end")")
             }
         }
         try take(.word("key"))
@@ -57,21 +60,23 @@ public struct TSIGKey: Sendable, Equatable, CustomStringConvertible {
         var algorithm: Algorithm?
         var secret: String?
         while rest.first != .close {
+            let fieldPlace = place()
             let field = try word()
+            let valuePlace = place()
             let value = try word()
             try take(.semicolon)
             switch field {
             case "algorithm":
                 guard algorithm == nil else { throw bad("two algorithm lines") }
                 guard let known = Algorithm(rawValue: value.lowercased()) else {
-                    throw bad("unknown algorithm '\(value)' (one of \(Algorithm.allCases.map(\.rawValue).joined(separator: ", ")))")
+                    throw bad("unknown algorithm \(valuePlace) (one of \(Algorithm.allCases.map(\.rawValue).joined(separator: ", ")))")
                 }
                 algorithm = known
             case "secret":
                 guard secret == nil else { throw bad("two secret lines") }
                 secret = value
             default:
-                throw bad("unknown statement '\(field)' in the key")
+                throw bad("unknown statement \(fieldPlace) in the key (a key holds one algorithm and one secret line)")
             }
         }
         try take(.close)
@@ -96,7 +101,8 @@ public struct TSIGKey: Sendable, Equatable, CustomStringConvertible {
         case word(String), quoted(String), open, close, semicolon
         var description: String {
             switch self {
-            case .word(let value): "'\(value)'"
+            case .word("key"): "'key'"
+            case .word: "a word"
             case .quoted: "a quoted string"
             case .open: "'{'"
             case .close: "'}'"

@@ -6,7 +6,7 @@
 public struct UnicastDNSSDError: Error, Sendable, Equatable, CustomStringConvertible {
     /// The kind of failure; a struct over a private enum so kinds can be added.
     public struct Code: Sendable, Hashable, CustomStringConvertible {
-        private enum Kind: String, Sendable { case noSuchZone, refused, badKey, unreachable, timeout, conflict, keyFile, invalidName, malformedReply, server, tooLarge }
+        private enum Kind: String, Sendable { case noSuchZone, refused, badKey, unreachable, timeout, conflict, keyFile, invalidName, malformedReply, server, tooLarge, cancelled }
         private let kind: Kind
         private init(_ kind: Kind) { self.kind = kind }
 
@@ -32,6 +32,8 @@ public struct UnicastDNSSDError: Error, Sendable, Equatable, CustomStringConvert
         public static let server = Code(.server)
         /// A record set would not fit in one DNS message.
         public static let tooLarge = Code(.tooLarge)
+        /// The calling task was cancelled (SIGINT, or a deadline of the caller) mid-exchange.
+        public static let cancelled = Code(.cancelled)
 
         public var description: String { kind.rawValue }
     }

@@ -22,6 +22,8 @@ public struct DNSUpdate: Sendable, Hashable {
         case deleteRecord(ResourceRecord)
         /// Deletes every record of the name.
         case deleteName(DNSName)
+        /// Deletes every record of one type at the name (an RRset).
+        case deleteRecordSet(DNSName, RecordType)
     }
 
     public let zone: DNSName

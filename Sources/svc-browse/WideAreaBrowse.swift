@@ -35,9 +35,18 @@ enum WideAreaBrowse {
                         try? await Task.sleep(for: pollInterval)
                         continue
                     }
-                    names = try await directory.browse(type, in: zone)
+                    let listing = try await directory.browse(type, in: zone)
+                    names = listing.names
                     lastSerial = serial
+                    if listing.cut > 0 {
+                        Console.note("\(zone) lists \(listing.cut) more \(options.type.baseType) instances than the \(UnicastServiceDirectory<LDNSServer>.maximumInstances) shown (the first in byte order); the list was cut")
+                    }
+                    if listing.notUTF8 > 0 {
+                        Console.note("skipped \(listing.notUTF8) instance names in \(zone) that are not valid UTF-8")
+                    }
                 } catch {
+                    // SIGINT cancels the task, which ends the DNS exchange at once.
+                    if error.code == .cancelled || Task.isCancelled { return }
                     // The first answer decides whether browsing can work at all.
                     if first { throw failure(error) }
                     Console.note("could not read \(zone): \(error); trying again in \(pollInterval.components.seconds) s")
@@ -50,6 +59,7 @@ enum WideAreaBrowse {
                         do {
                             resolved = try await directory.resolve(name, type: type, in: zone)
                         } catch {
+                            if (error as? UnicastDNSSDError)?.code == .cancelled || Task.isCancelled { return }
                             Console.note("could not resolve '\(name)': \(error)")
                         }
                     }

@@ -27,14 +27,14 @@ enum WideAreaConnector {
         return { clientOptions, timeout in
             let deadline = ContinuousClock.now + timeout
             let name = clientOptions.instance.name
-            let found: ResolvedInstance?
-            do throws(UnicastDNSSDError) {
-                found = try await directory.resolve(name, type: type, in: zone)
-            } catch {
-                throw failure(error)
+            // The zone's answers count against --timeout, however slowly its server answers.
+            let found = try await withDeadline(deadline, zone: zone) { () async throws(UnicastDNSSDError) -> ResolvedInstance? in
+                try await directory.resolve(name, type: type, in: zone)
             }
             guard let found else {
-                let seen = (try? await directory.browse(type, in: zone)) ?? []
+                let seen = (try? await withDeadline(deadline, zone: zone) { () async throws(UnicastDNSSDError) -> [String] in
+                    try await directory.browse(type, in: zone).names
+                }) ?? []
                 let names = seen.isEmpty ? "no \(options.type.baseType) services are registered in \(zone)"
                     : "registered in \(zone): " + seen.prefix(10).map { "\"\($0)\"" }.joined(separator: ", ") + (seen.count > 10 ? ", ..." : "")
                 throw ToolFailure(.noHost, "no service named '\(name)' in \(zone); \(names)")
@@ -60,6 +60,30 @@ enum WideAreaConnector {
         }
     }
 
+    /// What `work` returns, or a `ToolFailure` (temporary failure) once `deadline` passes:
+    /// `work` is then cancelled, which ends its DNS exchange at once.
+    static func withDeadline<T: Sendable>(_ deadline: ContinuousClock.Instant, zone: DNSName,
+                                          _ work: @escaping @Sendable () async throws(UnicastDNSSDError) -> T) async throws -> T {
+        let outcome = await withTaskGroup(of: DeadlineOutcome<T>.self) { group in
+            group.addTask {
+                do throws(UnicastDNSSDError) { return .done(try await work()) } catch { return .failed(error) }
+            }
+            group.addTask {
+                try? await Task.sleep(until: deadline)
+                return .late
+            }
+            let first = await group.next() ?? .late
+            group.cancelAll()
+            return first
+        }
+        switch outcome {
+        case .done(let value): return value
+        case .failed(let error) where error.code == .cancelled: throw CancellationError()
+        case .failed(let error): throw failure(error)
+        case .late: throw ToolFailure(.temporaryFailure, "the DNS server of \(zone) did not answer within the --timeout; check --dns-server and that the server runs and is reachable")
+        }
+    }
+
     static func failure(_ error: UnicastDNSSDError) -> ToolFailure {
         let code: ExitCode = switch error.code {
         case .noSuchZone, .invalidName, .refused: .configuration
@@ -70,3 +94,6 @@ enum WideAreaConnector {
         return ToolFailure(code, error.description)
     }
 }
+
+/// How `WideAreaConnector.withDeadline`'s race ended.
+private enum DeadlineOutcome<T: Sendable>: Sendable { case done(T), failed(UnicastDNSSDError), late }

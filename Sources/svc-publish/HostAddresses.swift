@@ -1,4 +1,5 @@
 import Glibc
+import struct TransportCore.PublicKeyFingerprint
 import UnicastDNSSD
 
 /// The addresses other subnets can reach this host at: every IPv4 address and every global
@@ -30,6 +31,18 @@ enum HostAddresses {
             }
         }
         return addresses
+    }
+
+    /// The label of the host name a room registers its addresses under in a unicast zone:
+    /// the host's name and a tag of the room's key (`pc-1a2b3c4d`, the first 4 bytes of the
+    /// fingerprint in hex). The publisher replaces the address records of that name, so the
+    /// name must be its own: two machines with the same host name (default images) or two
+    /// users on one machine get two names and never replace each other's addresses.
+    static func hostLabel(for key: PublicKeyFingerprint) -> [UInt8]? {
+        guard let base = hostLabel() else { return nil }
+        let digits = Array("0123456789abcdef".utf8)
+        let tag = key.bytes.prefix(4).flatMap { [digits[Int($0 >> 4)], digits[Int($0 & 0x0F)]] }
+        return Array(base.prefix(DNSName.maximumLabelLength - 1 - tag.count)) + [UInt8(ascii: "-")] + tag
     }
 
     /// This host's name as one DNS label (the part before the first dot), or nil when the

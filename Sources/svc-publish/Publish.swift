@@ -8,6 +8,7 @@ import MessagingCore
 import SecureTransport
 import Synchronization
 import TransportPOSIX
+import struct UnicastDNSSD.UnicastDNSSDError
 
 @main
 struct SvcPublish {
@@ -22,7 +23,11 @@ struct SvcPublish {
         // A log (standard output not a terminal) gets timestamps unless told otherwise.
         let output = EventOutput(json: options.json, timestamps: options.timestamps ?? (isatty(STDOUT_FILENO) != 1))
         if options.withdraw, let settings = options.wideArea, let name = options.name {
-            return try await WideAreaPublication.withdrawLeftover(settings, name: name.value, type: options.type, domain: options.domain, output: output)
+            // Only records registered with this user's key are ours; no key file, nothing is.
+            let identityPath = try identityFile(options.identity)
+            let fingerprint = access(identityPath, F_OK) == 0 ? try loadIdentity(identityPath).fingerprint : nil
+            return try await WideAreaPublication.withdrawLeftover(settings, name: name.value, type: options.type, domain: options.domain,
+                                                                  fingerprint: fingerprint, output: output)
         }
         let inbox: Inbox?
         do {
@@ -54,7 +59,7 @@ struct SvcPublish {
         if let settings = options.wideArea {
             let name = options.name?.value ?? HostAddresses.hostLabel().map { String(decoding: $0, as: UTF8.self) } ?? "svc"
             wideArea = try await WideAreaPublication.register(settings, name: name, type: options.type, domain: options.domain,
-                                                              port: listener.port, txt: txt, conflict: options.conflictPolicy)
+                                                              port: listener.port, txt: txt, key: identity.fingerprint, conflict: options.conflictPolicy)
             registration = nil
         } else {
             registration = try await ServiceRegistration.register(.init(
@@ -160,11 +165,14 @@ struct SvcPublish {
                 refresher.withLock { $0 = Task {
                     while !Task.isCancelled {
                         try? await Task.sleep(for: WideAreaPublication.refreshInterval)
-                        do {
+                        if Task.isCancelled { break }  // the room is closing: withdraw, do not refresh
+                        do throws(UnicastDNSSDError) {
                             if let newName = try await wideArea.refresh() {
                                 loop.execute { room.rename(newName) }
                                 output.emit("restored", text: "registered again as \"\(newName)\"", [("name", .string(newName))])
                             }
+                        } catch where error.code == .cancelled {
+                            break
                         } catch {
                             Console.note("could not refresh the registration: \(error); trying again in \(WideAreaPublication.refreshInterval.components.seconds) s")
                         }

@@ -3,6 +3,7 @@ import DNSSD
 import DiscoveryCore
 import Glibc
 import Synchronization
+import struct TransportCore.PublicKeyFingerprint
 import UnicastDNSSD
 
 /// The room's registration in a unicast DNS zone (`--domain ZONE --dns-server ADDR
@@ -31,12 +32,13 @@ final class WideAreaPublication: Sendable {
     /// Registers the room.
     /// - Throws: `ToolFailure`: 78 for a key file or name problem, 69 for an unreachable or
     ///   refusing server, 75 for a timeout, 73 for a conflict under `--conflict fail` (as over mDNS).
+    /// - Parameter key: the room's key: its tag makes the host name the room's own.
     static func register(_ settings: PublishOptions.WideArea, name: String, type: DiscoveryCore.ServiceType, domain: ServiceDomain,
-                         port: UInt16, txt: TXTRecord, conflict: DNSSD.ConflictPolicy) async throws -> WideAreaPublication {
+                         port: UInt16, txt: TXTRecord, key roomKey: PublicKeyFingerprint, conflict: DNSSD.ConflictPolicy) async throws -> WideAreaPublication {
         do throws(UnicastDNSSDError) {
             let key = try TSIGKey.load(path: settings.keyPath)
             let zone = try DNSName(dotted: domain.name)
-            guard let label = HostAddresses.hostLabel() else {
+            guard let label = HostAddresses.hostLabel(for: roomKey) else {
                 throw UnicastDNSSDError(.invalidName, "this host's name is not a DNS label (letters, digits and '-'); set a plain host name")
             }
             let addresses = HostAddresses.routable()
@@ -63,7 +65,7 @@ final class WideAreaPublication: Sendable {
         // The host's addresses may have changed (a new lease, a cable moved): follow them.
         let addresses = HostAddresses.routable()
         let instance = addresses.isEmpty || Set(addresses) == Set(previous.addresses) ? previous : try previous.moved(to: addresses)
-        if try await directory.refresh(instance, ttl: Self.ttl, replacing: previous) {
+        if try await directory.refresh(instance, ttl: Self.ttl) {
             current.withLock { $0 = instance }
             return nil
         }
@@ -84,19 +86,22 @@ final class WideAreaPublication: Sendable {
 
     /// `svc-publish --withdraw`: removes what a crashed publisher of this host left under
     /// `name`, and says what it did.
+    /// - Parameter fingerprint: the key of the local key file (nil when there is none): only
+    ///   records whose TXT carries it are ours.
     static func withdrawLeftover(_ settings: PublishOptions.WideArea, name: String, type: DiscoveryCore.ServiceType, domain: ServiceDomain,
-                                 output: EventOutput) async throws -> ExitCode {
+                                 fingerprint: PublicKeyFingerprint?, output: EventOutput) async throws -> ExitCode {
         let outcome: UnicastServiceDirectory<LDNSServer>.LeftoverOutcome
         let zone: DNSName
         do throws(UnicastDNSSDError) {
             let key = try TSIGKey.load(path: settings.keyPath)
             zone = try DNSName(dotted: domain.name)
-            guard let label = HostAddresses.hostLabel() else {
+            guard let label = fingerprint.map(HostAddresses.hostLabel(for:)) ?? HostAddresses.hostLabel() else {
                 throw UnicastDNSSDError(.invalidName, "this host's name is not a DNS label (letters, digits and '-'); set a plain host name")
             }
             let directory = UnicastServiceDirectory(server: LDNSServer(address: settings.server, key: key))
             outcome = try await directory.withdrawLeftover(name, type: try UnicastDNSSD.ServiceType(type.baseType), in: zone,
-                                                           host: try zone.prepending(label), isServed: { isServed(port: $0) })
+                                                           host: try zone.prepending(label), keyItem: fingerprint.map { Array("key=\($0.full)".utf8) },
+                                                           isServed: { isServed(port: $0) })
         } catch {
             throw failure(error)
         }
@@ -111,6 +116,9 @@ final class WideAreaPublication: Sendable {
             return .success
         case .anotherHost(let host):
             throw ToolFailure(.cannotCreate, "\"\(name)\" in \(zone) belongs to another host (\(host)): only a publisher on that host may withdraw it")
+        case .anotherKey:
+            throw ToolFailure(.cannotCreate, "\"\(name)\" in \(zone) was registered with another key than this user's (its TXT key= differs): "
+                              + "it is another room, perhaps on a host of the same name; only its publisher may withdraw it")
         case .stillServed(let port):
             throw ToolFailure(.temporaryFailure, "\"\(name)\" in \(zone) is served on this host (port \(port)): stop that svc-publish instead; it withdraws the name as it exits")
         }

@@ -20,6 +20,13 @@ final class WideAreaTests: XCTestCase {
         return try finished(on: host, ["dig", "+short", "@\(server)", name, type]).process.stdout
     }
 
+    /// The tag of a room's host name: the first 4 bytes of its key (`SHA256:` and base64) in hex.
+    func keyTag(_ key: String) throws -> String {
+        let base64 = String(key.dropFirst("SHA256:".count))
+        let bytes = try XCTUnwrap(Data(base64Encoded: base64 + String(repeating: "=", count: (4 - base64.count % 4) % 4)), key)
+        return bytes.prefix(4).map { String(format: "%02x", $0) }.joined()
+    }
+
     /// svc-publish on a with the LAN's zone, server and key (`extra` appended).
     func publish(_ name: String, on host: String = "a", _ extra: [String] = []) throws -> ToolProcess {
         let settings = try TestLAN.settings(of: host, lan: lan)
@@ -68,7 +75,8 @@ final class WideAreaTests: XCTestCase {
         let browser = try TestLAN.run("svc-browse", on: "b", lan: lan, ["--domain", "lab.test.", "--resolve", "--json"])
         let added = try XCTUnwrap(browser.waitForEvent { $0["event"] as? String == "added" && $0["name"] as? String == name }, browser.transcript)
         XCTAssertEqual(added["domain"] as? String, "lab.test.")
-        XCTAssertEqual(added["host"] as? String, "\(lan)-a.lab.test.")
+        // The host name is a's, tagged with the room key's first 4 bytes (the room's own name).
+        XCTAssertEqual(added["host"] as? String, "\(lan)-a-\(try keyTag(key)).lab.test.")
         XCTAssertEqual(added["port"] as? Int, port)
         XCTAssertEqual(added["addresses"] as? [String], ["10.78.1.1"])
         XCTAssertEqual(added["txt"] as? NSDictionary, ["key": key])
@@ -196,7 +204,9 @@ final class WideAreaTests: XCTestCase {
         XCTAssertEqual(second["name"] as? String, name)
         let port = try XCTUnwrap(second["port"] as? Int)
         XCTAssertNotEqual(port, first["port"] as? Int)
-        XCTAssertEqual(try dig(from: "b", "\(label)._p2pipp._tcp.lab.test.", "SRV"), ["0 0 \(port) \(lan)-a.lab.test."])
+        let srv = try dig(from: "b", "\(label)._p2pipp._tcp.lab.test.", "SRV")
+        XCTAssertEqual(srv.count, 1, "\(srv)")
+        XCTAssertTrue(srv.first?.hasPrefix("0 0 \(port) \(lan)-a-") == true, "\(srv)")
         successor.signal(SIGTERM)
         XCTAssertEqual(successor.waitForExit(timeout: 10), 0, successor.transcript)
     }
@@ -214,7 +224,7 @@ final class WideAreaTests: XCTestCase {
         XCTAssertTrue(early.stderr.contains { $0.contains("is served on this host (port \(port)): stop that svc-publish instead") }, early.transcript)
         let foreign = try publish(name, on: "b", ["--withdraw"])
         XCTAssertEqual(foreign.waitForExit(timeout: 20), 73, foreign.transcript)
-        XCTAssertTrue(foreign.stderr.contains { $0.contains("belongs to another host (\(lan)-a.lab.test.)") }, foreign.transcript)
+        XCTAssertTrue(foreign.stderr.contains { $0.contains("belongs to another host (\(lan)-a-") }, foreign.transcript)
 
         live.signal(SIGKILL)
         _ = live.waitForExit(timeout: 10)
@@ -236,7 +246,8 @@ final class WideAreaTests: XCTestCase {
         let name = TestLAN.uniqueName("moving")
         let publisher = try publish(name)
         XCTAssertNotNil(publisher.waitForEvent { $0["event"] as? String == "registered" }, publisher.transcript)
-        let host = "\(lan)-a.lab.test."
+        let label = name.replacingOccurrences(of: " ", with: "\\032")
+        let host = String(try XCTUnwrap(try dig(from: "b", "\(label)._p2pipp._tcp.lab.test.", "SRV").first?.split(separator: " ").last))
         XCTAssertEqual(try dig(from: "b", host, "A"), ["10.78.1.1"])
         // A second address on a's cable (a new lease): the next refresh (every 10 s) adds it,
         // and once it is gone again, removes it.
@@ -267,7 +278,7 @@ final class WideAreaTests: XCTestCase {
         let fields = try XCTUnwrap(resolved, browse.process.transcript).split(separator: ";", omittingEmptySubsequences: false).map(String.init)
         XCTAssertEqual(fields.count, 10, "\(fields)")
         XCTAssertEqual(fields[5], "lab.test")
-        XCTAssertEqual(fields[6], "\(lan)-a.lab.test")
+        XCTAssertEqual(fields[6], "\(lan)-a-\(try keyTag(key)).lab.test")
         XCTAssertEqual(fields[7], "10.78.1.1")
         XCTAssertEqual(fields[8], String(port))
         XCTAssertEqual(fields[9], "\"key=\(key)\"")

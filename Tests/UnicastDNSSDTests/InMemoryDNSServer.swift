@@ -38,6 +38,8 @@ final class InMemoryDNSServer: UnicastDNSServer {
                     zone.removeAll { Self.same($0, record) }
                 case .deleteName(let name):
                     zone.removeAll { $0.name.sameName(as: name) }
+                case .deleteRecordSet(let name, let type):
+                    zone.removeAll { $0.name.sameName(as: name) && $0.data.type == type }
                 }
             }
             return .applied

@@ -28,15 +28,19 @@ final class TSIGKeyTests: XCTestCase {
         let cases: [(String, String)] = [
             ("", "expected 'key' but found the end"),
             (generated + generated, "more than one statement"),
-            (generated.replacingOccurrences(of: "hmac-sha256", with: "hmac-sha3"), "unknown algorithm 'hmac-sha3'"),
+            (generated.replacingOccurrences(of: "hmac-sha256", with: "hmac-sha3"), "unknown algorithm at token 5"),
             (generated.replacingOccurrences(of: "\tsecret \"2lVpbcu8S5uQZ0Q7D0MuvFiSVQhT+31zg5gEbKm5RcY=\";\n", with: ""), "no secret line"),
             (generated.replacingOccurrences(of: "2lVpbcu8", with: "!!!!!!!!"), "the secret is not base64"),
             (generated.replacingOccurrences(of: "algorithm", with: "algo!rithm"), "an unterminated quoted string or an unexpected character"),
             (generated.replacingOccurrences(of: "2lVpbcu8", with: "2lVpbcu"), "the secret is not base64"),
             (generated.replacingOccurrences(of: "};", with: "}"), "expected ';' but found the end"),
             (generated.replacingOccurrences(of: "\"svc-lab\"", with: "\"svc\\\\lab\""), "an unterminated quoted string or an unexpected character"),
-            (generated.replacingOccurrences(of: "algorithm", with: "owner"), "unknown statement 'owner'"),
+            (generated.replacingOccurrences(of: "algorithm", with: "owner"), "unknown statement at token 4"),
             (String(repeating: " ", count: TSIGKey.maximumFileSize) + generated, "longer than 4096 bytes"),
+            // A secret out of its place is named by its place, never printed.
+            ("key \"svc-lab\" { algorithm \"2lVpbcu8S5uQZ0Q7D0MuvFiSVQhT+31zg5gEbKm5RcY=\"; secret hmac-sha256; };", "unknown algorithm at token 5"),
+            ("key svc-lab { 2lVpbcu8S5uQZ0Q7D0MuvFiSVQhT+31zg5gEbKm5RcY= secret; };", "unknown statement at token 4"),
+            ("key svc-lab { algorithm hmac-sha256 2lVpbcu8S5uQZ0Q7D0MuvFiSVQhT+31zg5gEbKm5RcY=; };", "expected ';' but found a word at token 6"),
         ]
         for (text, expected) in cases {
             XCTAssertThrowsError(try TSIGKey(parsing: text, source: "/k")) { error in
