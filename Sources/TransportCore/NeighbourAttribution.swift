@@ -18,9 +18,8 @@ public enum NeighbourAttribution: Sendable, Hashable {
     /// The decision, pure. Charged to the hardware address only when all hold:
     /// - both reads found a valid entry with a hardware address, and the two are equal;
     /// - the entry's last change as computed at CODE_START is not later than as computed at
-    ///   accept by more than a tick (the kernel reports ages rounded down to a tick, so the same
-    ///   instant computed twice differs by less than one): no change between the reads;
-    /// - at accept, the entry's last change was not later than the accept by more than a tick
+    ///   accept by more than `margin` (two ticks): no change between the reads;
+    /// - at accept, the entry's last change was not later than the accept by more than `margin`
     ///   (it was not changed between the accept and the first read).
     /// - Parameters:
     ///   - acceptedAt: when the connection was accepted (the real clock).
@@ -30,10 +29,16 @@ public enum NeighbourAttribution: Sendable, Hashable {
     public static func decide(acceptedAt: ContinuousClock.Instant, atAccept: NeighbourSighting?, atCodeStart: NeighbourSighting?,
                               ticksPerSecond: Int) -> NeighbourAttribution {
         guard let atAccept, let atCodeStart, ticksPerSecond > 0, atAccept.hardware == atCodeStart.hardware else { return .unsettled }
-        let tick = Duration.seconds(1) / ticksPerSecond
-        guard atCodeStart.changedAt - atAccept.changedAt <= tick, atAccept.changedAt - acceptedAt <= tick else { return .unsettled }
+        let margin = margin(ticksPerSecond: ticksPerSecond)
+        guard atCodeStart.changedAt - atAccept.changedAt <= margin, atAccept.changedAt - acceptedAt <= margin else { return .unsettled }
         return .hardware(atAccept.hardware)
     }
+
+    /// How far apart one instant of change can look when computed from two reads: the kernel
+    /// rounds an entry's age down to a tick and counts in jiffies (10 ms at `HZ=100`, 4 ms at
+    /// 250, 1 ms at 1000), so a computed instant is off by at most a tick and a jiffy one way
+    /// and a jiffy the other: under two ticks for any `HZ` of at least `USER_HZ`.
+    static func margin(ticksPerSecond: Int) -> Duration { Duration.seconds(1) / ticksPerSecond * 2 }
 }
 
 /// One read of a neighbour entry: its hardware address and when the kernel last changed it
