@@ -39,15 +39,17 @@ extension RoomServer {
     }
 
     /// The host `member`'s guess is charged to (`SocketEndpoint.codeHostKey`): for a link-local
-    /// peer, one neighbour-table request, made here rather than at accept so that only guesses
-    /// pay for it. When the table cannot be read, link-local peers count by exact address and
-    /// the operator is told once.
+    /// peer, its neighbour entry is read again and compared with the read at accept
+    /// (`NeighbourAttribution`). When the entry was not read at accept (its interface is not
+    /// known) it counts by exact address; when the table cannot be read, by exact address too,
+    /// and the operator is told once.
     func codeHost(_ member: Member) -> String {
         guard let peer = member.link.connection.peer else { return member.host }
         let v4 = peer.address.unmappedIPv4 ?? (peer.address.family == .ipv4 ? peer.address : nil)
         guard v4?.isLinkLocal ?? peer.address.isLinkLocal else { return member.host }
         do {
-            return peer.codeHostKey(try NeighbourTable.attribution(of: peer, connectionAge: ContinuousClock.now - member.acceptedAt))
+            guard let accepted = try member.neighbour?.get() else { return peer.codeHostKey(.exactAddress) }
+            return peer.codeHostKey(try NeighbourTable.attribution(of: accepted))
         } catch {
             if !neighbourTableFailed {
                 neighbourTableFailed = true

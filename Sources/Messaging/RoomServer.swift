@@ -167,9 +167,10 @@ public final class RoomServer: @unchecked Sendable {
         var responder: CPace.Responder?
         /// Its guess, counted by `guesses` (given back when it proves the code).
         var codeAttempt: GuessLimiter.Attempt?
-        /// When its connection was accepted (the real clock, as the kernel's neighbour table
-        /// keeps it): a neighbour entry changed since then is not trusted (`NeighbourAttribution`).
-        let acceptedAt = ContinuousClock.now
+        /// For a link-local peer: its neighbour entry as read at accept, read again at its
+        /// CODE_START (`NeighbourAttribution`); nil when not read (its guesses then count by
+        /// exact address).
+        var neighbour: Result<NeighbourTable.Accepted, TransportError>?
         init(id: Int, link: PeerLink, peer: String, host: String, address: String, roomCode: RoomCode?) {
             codeSteps = RoomCodeResponderSteps(unavailable: roomCode == nil ? "this room has no room code: join without --room-code" : nil)
             self.id = id
@@ -252,13 +253,16 @@ public final class RoomServer: @unchecked Sendable {
     /// Takes a new stream (its handlers run on the server's scheduler): greets it at once
     /// and waits for its `HELLO`. A host with too many connections that have not said HELLO
     /// (or too many overall) is told so and closed.
-    public func accept(_ stream: any ByteStream) {
+    /// - Parameter neighbour: for a link-local peer, its neighbour entry as read at accept
+    ///   (`NeighbourTable.atAccept`), which room-code guesses are charged by; nil for others.
+    public func accept(_ stream: any ByteStream, neighbour: Result<NeighbourTable.Accepted, TransportError>? = nil) {
         let link = PeerLink(stream, scheduler: scheduler, handshakeTimeout: options.handshakeTimeout,
                             heartbeatInterval: options.heartbeatInterval)
         let host = stream.peer?.hostKey ?? "unknown"
         let address = stream.peer.map { $0.address.unmappedIPv4?.description ?? $0.addressWithScope } ?? "unknown"
         let member = Member(id: nextID, link: link, peer: stream.peer?.description ?? "an unknown address", host: host, address: address,
                             roomCode: options.roomCode)
+        member.neighbour = neighbour
         nextID += 1
         members[member.id] = member
         link.start(onMessage: { [self] message in received(message, from: member) },

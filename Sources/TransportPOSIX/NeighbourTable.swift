@@ -11,20 +11,47 @@ public enum NeighbourTable {
     /// this only bounds a misbehaving kernel).
     static let answerTimeout = timeval(tv_sec: 0, tv_usec: 50_000)
 
-    /// Which host a link-local peer's room-code guess is charged to (`NeighbourAttribution`).
+    /// A link-local peer's entry as read at accept, and where to read it again.
+    public struct Accepted: Sendable {
+        let address: IPAddress
+        let interfaceIndex: UInt32
+        let acceptedAt: ContinuousClock.Instant
+        let sighting: NeighbourSighting?
+    }
+
+    /// Reads a link-local peer's entry at accept (`NeighbourAttribution`).
     /// - Parameters:
     ///   - peer: a peer that connected to us.
-    ///   - connectionAge: how long ago its connection was accepted.
-    /// - Returns: `.exactAddress` when the table cannot be read, or the peer's interface is
-    ///   not known (an IPv4 socket does not say which interface a peer came in on).
+    ///   - socket: its connection, whose local address gives an IPv4 peer's interface.
+    /// - Returns: nil when the peer is not link-local or its interface is not known (then its
+    ///   guesses count by exact address); the failure when the table cannot be read.
     /// - Important: one blocking netlink request and answer on the calling thread (tens of
-    ///   microseconds; at most `answerTimeout`).
-    public static func attribution(of peer: SocketEndpoint, connectionAge: Duration) throws(TransportError) -> NeighbourAttribution {
-        let address = peer.address.unmappedIPv4 ?? peer.address
-        guard peer.scopeID != 0 else { return .exactAddress }
-        let entry = try entry(for: address, interfaceIndex: peer.scopeID)
-        return NeighbourAttribution.decide(entry: entry, connectionAge: connectionAge, ticksPerSecond: sysconf(Int32(_SC_CLK_TCK)))
+    ///   microseconds; at most `answerTimeout`), plus `getifaddrs` for an IPv4 peer.
+    public static func atAccept(peer: SocketEndpoint, socket: Socket) -> Result<Accepted, TransportError>? {
+        let v4 = peer.address.unmappedIPv4 ?? (peer.address.family == .ipv4 ? peer.address : nil)
+        guard v4?.isLinkLocal ?? peer.address.isLinkLocal else { return nil }
+        let acceptedAt = ContinuousClock.now
+        guard let interfaceIndex = v4 == nil ? (peer.scopeID == 0 ? nil : peer.scopeID) : LocalInterface.index(of: socket) else { return nil }
+        let address = v4 ?? peer.address
+        do {
+            let entry = try entry(for: address, interfaceIndex: interfaceIndex)
+            let sighting = NeighbourSighting(entry: entry, readAt: ContinuousClock.now, ticksPerSecond: ticksPerSecond)
+            return .success(Accepted(address: address, interfaceIndex: interfaceIndex, acceptedAt: acceptedAt, sighting: sighting))
+        } catch {
+            return .failure(error)
+        }
     }
+
+    /// Which host the peer read at accept is charged to now, at its CODE_START: reads the
+    /// entry again (`NeighbourAttribution.decide`).
+    public static func attribution(of accepted: Accepted) throws(TransportError) -> NeighbourAttribution {
+        let entry = try entry(for: accepted.address, interfaceIndex: accepted.interfaceIndex)
+        let now = NeighbourSighting(entry: entry, readAt: ContinuousClock.now, ticksPerSecond: ticksPerSecond)
+        return NeighbourAttribution.decide(acceptedAt: accepted.acceptedAt, atAccept: accepted.sighting, atCodeStart: now,
+                                           ticksPerSecond: ticksPerSecond)
+    }
+
+    static var ticksPerSecond: Int { sysconf(Int32(_SC_CLK_TCK)) }
 
     /// The kernel's entry for `address` on interface `interfaceIndex`, or nil when it has none.
     static func entry(for address: IPAddress, interfaceIndex: UInt32) throws(TransportError) -> NeighbourQuery.Entry? {

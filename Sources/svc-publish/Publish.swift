@@ -122,8 +122,12 @@ struct SvcPublish {
         listener.start(on: loop, onError: { error in
             if acceptFailures.admit() { Console.note("accepting a connection failed: \(error)") }
         }) { socket, peer in
+            // A link-local peer's neighbour entry, read now so that room-code guesses can be
+            // charged to its machine only if the entry stands until CODE_START.
+            let neighbour = peer.flatMap { NeighbourTable.atAccept(peer: $0, socket: socket) }
             room.accept(NegotiatingServerStream(over: Connection(socket: socket, peer: peer, loop: loop), scheduler: loop,
-                                                identity: identity, allowsPlaintext: options.allowPlaintext, refusal: refusal))
+                                                identity: identity, allowsPlaintext: options.allowPlaintext, refusal: refusal),
+                        neighbour: neighbour)
         }
         let pacing = Mutex(0)
         /// Ends the room as SIGINT does; set once the room is up.

@@ -39,4 +39,33 @@ extension RoomCodeLANTests {
         XCTAssertLessThanOrEqual(totals["answered"] as? Int ?? 99, 5, "within its minute the machine had 5 guesses: " + attacker.transcript)
         XCTAssertGreaterThanOrEqual(totals["refused"] as? Int ?? 0, 25, "the rest of its first burst was refused: " + attacker.transcript)
     }
+
+    /// Review attacks14v N2: an IPv4 socket carries no interface, so 169.254 peers were counted
+    /// per address and one machine with 40 aliases spent the room's 20 tries. The interface now
+    /// comes from the room's address the peer reached, so the aliases are one machine (its own
+    /// 5) plus, at most, the interface's bucket for entries that changed (5).
+    func testOneMachineWithManyIPv4LinkLocalAliasesIsOneHost() throws {
+        let name = TestLAN.uniqueName("aliased4")
+        let (publisher, _, _) = try publishWithCode(name)
+        defer { stop(publisher) }
+        let port = try XCTUnwrap(publisher.jsonEvents.first { $0["event"] as? String == "registered" }?["port"] as? Int)
+        let roomInterface = try XCTUnwrap(TestLAN.settings(of: "a")["IFACE"])
+        let interface = try XCTUnwrap(TestLAN.settings(of: "c")["IFACE"])
+        let aliases = (1...40).map { "169.254.3.\($0)" }
+        let room = try TestLAN.command(on: "a", ["ip", "addr", "add", "169.254.0.1/16", "dev", roomInterface])
+        XCTAssertEqual(room.waitForExit(timeout: 30), 0, room.transcript)
+        defer { _ = try? TestLAN.command(on: "a", ["ip", "addr", "del", "169.254.0.1/16", "dev", roomInterface]).waitForExit(timeout: 30) }
+        let add = try TestLAN.command(on: "c", ["sh", "-c", "for a in \(aliases.joined(separator: " ")); do ip addr add $a/16 dev \(interface) || exit 1; done"])
+        XCTAssertEqual(add.waitForExit(timeout: 30), 0, add.transcript)
+        defer {
+            _ = try? TestLAN.command(on: "c", ["sh", "-c", "for a in \(aliases.joined(separator: " ")); do ip addr del $a/16 dev \(interface); done"])
+                .waitForExit(timeout: 30)
+        }
+        let attacker = try TestLAN.command(on: "c", ["/usr/bin/python3", TestLAN.script("code-burst"), "169.254.0.1", String(port),
+                                                     "--bind", aliases.joined(separator: ","), "--per-burst", "30", "--keys", "30", "--seconds", "1"])
+        defer { stop(attacker) }
+        let burst = try XCTUnwrap(attacker.waitForEvent(timeout: 60) { $0["burst"] != nil }, attacker.transcript)
+        XCTAssertLessThanOrEqual(burst["answered"] as? Int ?? 99, 10, "40 aliases are one machine, not 30 hosts: " + attacker.transcript)
+        XCTAssertGreaterThanOrEqual(burst["refused"] as? Int ?? 0, 20, attacker.transcript)
+    }
 }
