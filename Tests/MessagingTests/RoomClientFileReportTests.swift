@@ -32,23 +32,39 @@ final class RoomClientFileReportTests: XCTestCase {
             return RoomClient.Connected(stream: client, endpoint: endpoint, candidates: [endpoint])
         }, fileWork: scheduler)
         collectEvents(of: client, into: events, ended: eventsEnded)
-        let joining = Task { try await client.connect() }
-        var server: RawPeer?
-        for _ in 0..<2000 where server == nil {
-            queue.sync {
-                scheduler.run()
-                if let stream = opened.withLock({ $0.first }) { server = RawPeer(stream) }
-            }
-            if server == nil { try await Task.sleep(for: .milliseconds(1)) }
+        let connected = Locked(false)
+        let joining = Task {
+            try await client.connect()
+            connected.withLock { $0 = true }
         }
-        let room = try XCTUnwrap(server)
+        try await pump("the client to connect") { opened.withLock { !$0.isEmpty } }
+        let room = queue.sync { RawPeer(opened.withLock { $0[0] }) }
+        // The client reads only once it has started on its queue: answer after its HELLO (an
+        // answer sent before could wait for a turn of the manual clock that never comes).
+        try await pump("HELLO") { room.messages.contains { if case .hello = $0 { true } else { false } } }
         queue.sync {
             room.send(.hello(.init(capabilities: .beforeStreamedFiles, name: "room")))
             room.send(.welcome(name: "bob"))
-            scheduler.run()
+        }
+        do {
+            try await pump("the client to join") { connected.withLock { $0 } }
+        } catch {
+            client.stop()
+            throw error
         }
         try await joining.value
         return (client, room)
+    }
+
+    /// Runs the client's pending work until `condition` holds (on the client's queue); fails
+    /// instead of waiting for ever.
+    func pump(_ what: String, until condition: () -> Bool) async throws {
+        for _ in 0..<3000 {
+            if queue.sync(execute: { scheduler.run(); return condition() }) { return }
+            try await Task.sleep(for: .milliseconds(1))
+        }
+        XCTFail("timed out waiting for \(what)")
+        throw TimedOut()
     }
 
     /// File events that print a line. (Progress draws no line of its own: it only moves the bar
