@@ -112,7 +112,7 @@ let package = Package(
         .target(name: "RoomCodeExchange", dependencies: ["CSodium", "TransportCore"]),
         // Unicast DNS-SD (RFC 6763) in a zone on a DNS server, registered by signed DNS UPDATE:
         // the only importer of CLDNS.
-        .target(name: "UnicastDNSSD", dependencies: ["CLDNS"]),
+        .target(name: "UnicastDNSSD", dependencies: ["CLDNS", "TransportCore"]),
         // Rooms, heartbeats, reconnects and file transfer over TransportPOSIX.
         .target(name: "Messaging", dependencies: ["CCrypto", "MessagingCore", "RoomCodeExchange", "TransportCore", "TransportPOSIX", "DNSSD", "DiscoveryCore"]),
 

@@ -17,7 +17,7 @@ public struct PublicKeyFingerprint: Sendable, Hashable, CustomStringConvertible 
     /// Parses the full form, with or without `SHA256:` (case-insensitive prefix); nil when it is
     /// anything else.
     public init?(_ text: some StringProtocol) {
-        guard let bytes = Self.decodeBase64(Self.dropPrefix(text)), bytes.count == 32 else { return nil }
+        guard let bytes = Base64.decodeUnpadded(Self.dropPrefix(text)), bytes.count == 32 else { return nil }
         self.bytes = bytes
     }
 
@@ -50,48 +50,16 @@ public struct PublicKeyFingerprint: Sendable, Hashable, CustomStringConvertible 
     /// what a user typed before anything is connected.
     public static func isWellFormedPrefix(_ text: some StringProtocol) -> Bool {
         let given = dropPrefix(text)
-        return given.count >= shortLength && given.count <= 43 && given.allSatisfy { alphabet.contains($0) }
-            && (given.count < 43 || decodeBase64(given)?.count == 32)
+        return given.count >= shortLength && given.count <= 43 && given.allSatisfy { Base64.alphabet.contains($0) }
+            && (given.count < 43 || Base64.decodeUnpadded(given)?.count == 32)
     }
 
-    private var base64: String {
-        var text = ""
-        var index = 0
-        while index < bytes.count {
-            let chunk = bytes[index..<min(index + 3, bytes.count)]
-            var value = 0
-            for (offset, byte) in chunk.enumerated() { value |= Int(byte) << (16 - 8 * offset) }
-            for position in 0...chunk.count { text.append(Self.alphabet[(value >> (18 - 6 * position)) & 63]) }
-            index += 3
-        }
-        return text
-    }
+    private var base64: String { Base64.encodeUnpadded(bytes) }
 
-    private static let alphabet = Array("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/")
 
     private static func dropPrefix(_ text: some StringProtocol) -> Substring {
         let text = Substring(text)
         return text.lowercased().hasPrefix("sha256:") ? text.dropFirst(7) : text
-    }
-
-    /// Unpadded base64 to bytes; nil on any other character or an impossible length.
-    private static func decodeBase64(_ text: Substring) -> [UInt8]? {
-        guard text.count % 4 != 1 else { return nil }
-        var bytes: [UInt8] = []
-        var accumulator = 0
-        var bits = 0
-        for character in text {
-            guard let value = alphabet.firstIndex(of: character) else { return nil }
-            accumulator = (accumulator << 6 | value) & 0xFFFF
-            bits += 6
-            if bits >= 8 {
-                bits -= 8
-                bytes.append(UInt8((accumulator >> bits) & 0xFF))
-            }
-        }
-        // Leftover bits must be zero, so that each byte string has one spelling.
-        guard accumulator & ((1 << bits) - 1) == 0 else { return nil }
-        return bytes
     }
 }
 

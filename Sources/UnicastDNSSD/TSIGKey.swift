@@ -1,4 +1,4 @@
-import Foundation
+import TransportCore
 
 /// A TSIG key as BIND's `tsig-keygen` writes it:
 ///
@@ -84,7 +84,7 @@ public struct TSIGKey: Sendable, Equatable, CustomStringConvertible {
         guard rest.isEmpty else { throw bad("more than one statement (one key per file)") }
         guard let algorithm else { throw bad("no algorithm line") }
         guard let secret else { throw bad("no secret line") }
-        guard let decoded = Data(base64Encoded: secret), !decoded.isEmpty, decoded.count <= Self.maximumSecretLength else {
+        guard let decoded = Base64.decodePadded(secret), !decoded.isEmpty, decoded.count <= Self.maximumSecretLength else {
             throw bad("the secret is not base64 of 1 to \(Self.maximumSecretLength) bytes")
         }
         do {
