@@ -123,25 +123,28 @@ let package = Package(
         .target(name: "CommandLineSupport", dependencies: ["DNSSD", "TransportCore", "SafeText"]),
         // How svc-publish and svc-connect print file transfers (keeps libcrypto out of svc-browse).
         .target(name: "MessagingCommandLine", dependencies: ["CommandLineSupport", "Messaging", "MessagingCore"]),
+        // What svc-publish, svc-browse, svc-connect and svc-doctor share about unicast zones:
+        // the zone and server a command line names, the network's browse domains, exit codes.
+        .target(name: "WideAreaCommandLine", dependencies: ["CommandLineSupport", "DiscoveryCore", "UnicastDNSSD"]),
 
         .executableTarget(
             name: "svc-publish",
             dependencies: ["DNSSD", "DiscoveryCore", "TransportPOSIX", "TransportCore", "Messaging", "MessagingCore", "CommandLineSupport", "MessagingCommandLine", "SecureTransport",
-                           "FirewallRules", "HostFirewall", "PeerTrust", "RoomCodeExchange", "UnicastDNSSD"]
+                           "FirewallRules", "HostFirewall", "PeerTrust", "RoomCodeExchange", "UnicastDNSSD", "WideAreaCommandLine"]
         ),
         .executableTarget(
             name: "svc-browse",
-            dependencies: ["DNSSD", "DiscoveryCore", "TransportCore", "TransportPOSIX", "MessagingCore", "CommandLineSupport", "SecureTransport", "UnicastDNSSD"]
+            dependencies: ["DNSSD", "DiscoveryCore", "TransportCore", "TransportPOSIX", "MessagingCore", "CommandLineSupport", "SecureTransport", "UnicastDNSSD", "WideAreaCommandLine"]
         ),
         .executableTarget(
             name: "svc-connect",
             dependencies: ["DNSSD", "DiscoveryCore", "TransportPOSIX", "TransportCore", "Messaging", "MessagingCore", "CommandLineSupport", "MessagingCommandLine", "PeerTrust", "SecureTransport",
-                           "RoomCodeExchange", "UnicastDNSSD"]
+                           "RoomCodeExchange", "UnicastDNSSD", "WideAreaCommandLine"]
         ),
         .executableTarget(
             name: "svc-doctor",
             dependencies: ["HostDiagnosis", "DNSSD", "DiscoveryCore", "TransportPOSIX", "TransportCore", "CommandLineSupport",
-                           "FirewallRules", "HostFirewall", "SystemCommand"]
+                           "FirewallRules", "HostFirewall", "SystemCommand", "UnicastDNSSD", "WideAreaCommandLine"]
         ),
 
         // The load generator that Scripts/bench and Scripts/stress drive (not a product).

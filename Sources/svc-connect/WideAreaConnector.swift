@@ -6,6 +6,7 @@ import Messaging
 import TransportCore
 import TransportPOSIX
 import UnicastDNSSD
+import WideAreaCommandLine
 
 /// How svc-connect reaches a room registered in a unicast zone (`--domain ZONE`): the
 /// instance's SRV, TXT and addresses come straight from the zone's DNS server, then the
@@ -13,17 +14,8 @@ import UnicastDNSSD
 enum WideAreaConnector {
     /// The connector for `RoomClient`, or a `ToolFailure` when the zone cannot be used at all.
     static func make(_ options: ConnectOptions, loop: EventLoop) throws -> RoomClient.Connector {
-        let directory: UnicastServiceDirectory<LDNSServer>
-        let type: UnicastDNSSD.ServiceType
-        let zone: DNSName
-        do throws(UnicastDNSSDError) {
-            let server = if let given = options.dnsServer { given } else { try ResolvConf.firstServer() }
-            directory = UnicastServiceDirectory(server: LDNSServer(address: server, key: nil))
-            type = try UnicastDNSSD.ServiceType(options.type.baseType)
-            zone = try DNSName(dotted: options.domain.name)
-        } catch {
-            throw failure(error)
-        }
+        let wideArea = try WideAreaZone(type: options.type, domain: options.domain, dnsServer: options.dnsServer)
+        let (directory, type, zone) = (wideArea.directory, wideArea.type, wideArea.zone)
         return { clientOptions, timeout in
             let deadline = ContinuousClock.now + timeout
             let name = clientOptions.instance.name
@@ -79,19 +71,9 @@ enum WideAreaConnector {
         switch outcome {
         case .done(let value): return value
         case .failed(let error) where error.code == .cancelled: throw CancellationError()
-        case .failed(let error): throw failure(error)
+        case .failed(let error): throw ToolFailure(error)
         case .late: throw ToolFailure(.temporaryFailure, "the DNS server of \(zone) did not answer within the --timeout; check --dns-server and that the server runs and is reachable")
         }
-    }
-
-    static func failure(_ error: UnicastDNSSDError) -> ToolFailure {
-        let code: ExitCode = switch error.code {
-        case .noSuchZone, .invalidName, .refused: .configuration
-        case .unreachable: .unavailable
-        case .timeout: .temporaryFailure
-        default: .protocolError
-        }
-        return ToolFailure(code, error.description)
     }
 }
 

@@ -5,6 +5,7 @@ import Glibc
 import Synchronization
 import struct TransportCore.PublicKeyFingerprint
 import UnicastDNSSD
+import WideAreaCommandLine
 
 /// The room's registration in a unicast DNS zone (`--domain ZONE --dns-server ADDR
 /// --tsig-key FILE`): registered by signed DNS UPDATE, refreshed while the room runs
@@ -53,7 +54,7 @@ final class WideAreaPublication: Sendable {
             let registered = try await directory.register(instance, ttl: ttl, conflict: policy, isOurLeftover: { !isServed(port: $0) })
             return WideAreaPublication(directory: directory, policy: policy, instance: registered)
         } catch {
-            throw failure(error)
+            throw ToolFailure(error)
         }
     }
 
@@ -103,7 +104,7 @@ final class WideAreaPublication: Sendable {
                                                            host: try zone.prepending(label), keyItem: fingerprint.map { Array("key=\($0.full)".utf8) },
                                                            isServed: { isServed(port: $0) })
         } catch {
-            throw failure(error)
+            throw ToolFailure(error)
         }
         switch outcome {
         case .withdrawn(let port):
@@ -122,18 +123,6 @@ final class WideAreaPublication: Sendable {
         case .stillServed(let port):
             throw ToolFailure(.temporaryFailure, "\"\(name)\" in \(zone) is served on this host (port \(port)): stop that svc-publish instead; it withdraws the name as it exits")
         }
-    }
-
-    /// The tool's failure for an error of the unicast DNS-SD module.
-    static func failure(_ error: UnicastDNSSDError) -> ToolFailure {
-        let code: ExitCode = switch error.code {
-        case .keyFile, .invalidName, .tooLarge, .noSuchZone, .badKey, .refused: .configuration
-        case .unreachable: .unavailable
-        case .timeout: .temporaryFailure
-        case .conflict: .cannotCreate
-        default: .protocolError
-        }
-        return ToolFailure(code, error.description)
     }
 }
 
