@@ -156,7 +156,7 @@ public struct LDNSServer: UnicastDNSServer {
         case .timedOut:
             return UnicastDNSSDError(.timeout, "the DNS server \(serverText) did not answer \(what) within \(timeout) s; check --dns-server and that the server runs and is reachable")
         case .refused(let why):
-            return UnicastDNSSDError(.unreachable, "cannot reach the DNS server \(serverText) for \(what); check --dns-server, the route to it, and that it listens on port \(port)", detail: why)
+            return UnicastDNSSDError(.connectionRefused, "cannot reach the DNS server \(serverText) for \(what); check --dns-server, the route to it, and that it listens on port \(port)", detail: why)
         case .system(let why):
             return UnicastDNSSDError(.unreachable, "cannot reach the DNS server \(serverText) for \(what); check --dns-server and the route to it", detail: why)
         case .mismatch(.unsigned):

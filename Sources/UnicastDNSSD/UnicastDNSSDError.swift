@@ -6,7 +6,7 @@
 public struct UnicastDNSSDError: Error, Sendable, Equatable, CustomStringConvertible {
     /// The kind of failure; a struct over a private enum so kinds can be added.
     public struct Code: Sendable, Hashable, CustomStringConvertible {
-        private enum Kind: String, Sendable { case noSuchZone, refused, badKey, unreachable, timeout, conflict, keyFile, invalidName, malformedReply, server, tooLarge, cancelled }
+        private enum Kind: String, Sendable { case noSuchZone, refused, badKey, unreachable, connectionRefused, timeout, conflict, keyFile, invalidName, malformedReply, server, tooLarge, cancelled }
         private let kind: Kind
         private init(_ kind: Kind) { self.kind = kind }
 
@@ -18,6 +18,9 @@ public struct UnicastDNSSDError: Error, Sendable, Equatable, CustomStringConvert
         public static let badKey = Code(.badKey)
         /// The server could not be reached (no route, port closed).
         public static let unreachable = Code(.unreachable)
+        /// The server's host is there but nothing listens on its DNS port (ICMP port
+        /// unreachable, or a TCP reset).
+        public static let connectionRefused = Code(.connectionRefused)
         /// The server did not answer in time.
         public static let timeout = Code(.timeout)
         /// The instance name is taken by someone else (a prerequisite failed).

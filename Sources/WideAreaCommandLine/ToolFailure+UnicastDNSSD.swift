@@ -10,7 +10,7 @@ extension ToolFailure {
     public init(_ error: UnicastDNSSDError) {
         let code: ExitCode = switch error.code {
         case .keyFile, .invalidName, .tooLarge, .noSuchZone, .badKey, .refused: .configuration
-        case .unreachable: .unavailable
+        case .unreachable, .connectionRefused: .unavailable
         case .timeout: .temporaryFailure
         case .conflict: .cannotCreate
         default: .protocolError

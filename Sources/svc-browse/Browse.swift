@@ -9,7 +9,9 @@ import TransportPOSIX
 struct SvcBrowse {
     static func main() async {
         await ToolMain.run(BrowseOptions.spec, validate: BrowseOptions.init, json: { $0.json }) { options in
-            if options.allTypes {
+            if options.listDomains {
+                try await DomainListing.list(options)
+            } else if options.allTypes {
                 try await browseAllTypes(options)
             } else if options.isUnicast {
                 try await WideAreaBrowse.browse(options)
@@ -28,8 +30,13 @@ struct SvcBrowse {
         let probes = try probeLoop(options)
         defer { probes?.shutdown() }
         try await run(options, minimumWait: browser.minimumWait) { firstBatch in
+            // Started once the daemon answered: a host without one sends no DNS query either.
+            let legacy = options.browsesLegacyDomains ? LegacyBrowseDomains(options) : nil
+            defer { legacy?.cancel() }
             var printer = EventPrinter()
             for try await event in events {
+                // The batch is complete once the legacy browse domains were read too.
+                if event == .completeForNow { await legacy?.firstBatch() }
                 printer.print(event, at: timestampNow()) { event, time in await line(for: event, at: time, options, probes: probes) }
                 if event == .completeForNow && options.once {
                     firstBatch.end()

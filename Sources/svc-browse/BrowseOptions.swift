@@ -18,6 +18,11 @@ struct BrowseOptions: Sendable {
     var dnsServer: IPAddress?
     /// Whether --domain is a unicast zone, browsed on its DNS server instead of over mDNS.
     var isUnicast: Bool { domain != .local }
+    /// `--domains`: list the domains the network recommends instead of browsing.
+    var listDomains = false
+    /// Whether the network's legacy browse domains are browsed too: a plain browse of one
+    /// type (no --domain, --all, --interface or --verify).
+    var browsesLegacyDomains = false
 
     static let spec = CommandSpec(
         name: "svc-browse",
@@ -26,7 +31,8 @@ struct BrowseOptions: Sendable {
         options: [
             .serviceType,
             .domain,
-            .init("dns-server", value: "address", help: "The DNS server of a unicast --domain (default: the first nameserver of\n/etc/resolv.conf)."),
+            .init("dns-server", value: "address", help: "The DNS server of a unicast --domain or of --domains (default: the first\nnameserver of /etc/resolv.conf)."),
+            .init("domains", help: "List the domains the network recommends for browsing and registering\n(its DNS server's b, db, lb, r and dr._dns-sd._udp records), then exit."),
             .init("all", help: "List every service type on the network, and the instances of each."),
             .interface,
             .init("resolve", help: "Also show each service's host, port, addresses and TXT record."),
@@ -54,6 +60,16 @@ struct BrowseOptions: Sendable {
               DNS server: its SOA serial is asked every 2 s and the instances (all of them,
               however many) read again when it changed; there are no "interfaces", and
               --all, --interface and --verify do not apply.
+              Without --domain (and without --all, --interface and --verify), the
+              network's legacy browse domains (lb._dns-sd._udp PTR records that its DNS
+              server holds under the resolv.conf search domains and the host's subnets'
+              reverse-mapping names) are browsed too, as with --domain; '--domain local.'
+              browses the local link only.
+              --domains prints one line per domain: the kind (browse, default-browse,
+              legacy-browse, register, default-register), the domain and the names asked
+              that gave it; with --json {"event":"domain","time",...,"kind","domain",
+              "queries":[...]}, then {"event":"complete"}. At most \(DomainEnumeration.maximumStartingPoints) names are asked, \(DomainEnumeration.maximumDomainsPerAnswer) domains taken
+              from one answer and \(DomainEnumeration.maximumDomains) in all.
               When the reader of standard output goes away ('svc-browse | head -1'), it
               exits 0.
 
@@ -63,6 +79,7 @@ struct BrowseOptions: Sendable {
               svc-browse --once --resolve
               svc-browse --type _http._tcp --json
               svc-browse --all --once --interface eth0
+              svc-browse --domains
             """,
         environment: [.systemBus])
 
@@ -77,9 +94,14 @@ struct BrowseOptions: Sendable {
         once = parsed.flag("once")
         json = parsed.flag("json")
         if let text = parsed.value("timeout") { timeout = try parseSeconds(text, option: "timeout") }
+        listDomains = parsed.flag("domains")
+        if listDomains, let other = ["type", "domain", "all", "interface", "resolve", "verify", "once"].first(where: { parsed.value($0) != nil || parsed.flag($0) }) {
+            throw UsageError("--domains lists the network's domains; it does not go with --\(other)")
+        }
+        browsesLegacyDomains = parsed.value("domain") == nil && !allTypes && interface == nil && !verify && !listDomains
         if let text = parsed.value("dns-server") {
             guard let address = IPAddress(text) else { throw UsageError("--dns-server takes an IPv4 or IPv6 address, not '\(text)'") }
-            guard isUnicast else { throw UsageError("--dns-server is the server of a unicast zone: give the zone with --domain, e.g. --domain lab.example.") }
+            guard isUnicast || listDomains else { throw UsageError("--dns-server is the server of a unicast zone: give the zone with --domain, e.g. --domain lab.example.") }
             dnsServer = address
         }
         if isUnicast, allTypes || interface != nil || verify {

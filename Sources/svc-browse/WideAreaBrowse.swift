@@ -1,6 +1,7 @@
 import CommandLineSupport
 import DiscoveryCore
 import UnicastDNSSD
+import WideAreaCommandLine
 
 /// `svc-browse --domain ZONE` for a unicast zone: asks the zone's DNS server itself (the
 /// first `nameserver` of resolv.conf, or `--dns-server`) instead of avahi-daemon, whose
@@ -11,83 +12,97 @@ enum WideAreaBrowse {
     static let pollInterval: Duration = .seconds(2)
 
     static func browse(_ options: BrowseOptions) async throws {
-        let directory: UnicastServiceDirectory<LDNSServer>
-        let type: UnicastDNSSD.ServiceType
-        let zone: DNSName
-        do throws(UnicastDNSSDError) {
-            let server = if let given = options.dnsServer { given } else { try ResolvConf.firstServer() }
-            directory = UnicastServiceDirectory(server: LDNSServer(address: server, key: nil))
-            type = try UnicastDNSSD.ServiceType(options.type.baseType)
-            zone = try DNSName(dotted: options.domain.name)
-        } catch {
-            throw failure(error)
-        }
+        let wideArea = try WideAreaZone(type: options.type, domain: options.domain, dnsServer: options.dnsServer)
         try await SvcBrowse.run(options, minimumWait: .seconds(3)) { firstBatch in
-            var known = Set<String>()
-            var first = true
-            var lastSerial: UInt32?
-            while !Task.isCancelled {
-                let names: [String]
+            var watch = ZoneWatch(wideArea)
+            do throws(UnicastDNSSDError) {
+                // The first answer decides whether browsing can work at all.
+                guard try await watch.poll(options) else { return }
+            } catch {
+                throw ToolFailure(error)
+            }
+            if options.json { Console.out(JSONValue.object([("event", .string("complete")), ("time", .string(timestampNow()))]).serialized) }
+            if options.once {
+                firstBatch.end()
+                return
+            }
+            await watch.follow(options)
+        }
+    }
+}
+
+/// One zone's instances of one type as last read: `poll` reads the zone again when its SOA
+/// serial changed and prints what appeared or went.
+struct ZoneWatch {
+    let wideArea: WideAreaZone
+    private var known = Set<String>()
+    private var lastSerial: UInt32?
+    private var first = true
+
+    init(_ wideArea: WideAreaZone) { self.wideArea = wideArea }
+
+    /// Reads the zone (when it changed) and prints `added` and `removed` lines.
+    /// - Returns: false when the task was cancelled (SIGINT), which ends the DNS exchange at once.
+    /// - Throws: the server's error; nothing was printed then.
+    mutating func poll(_ options: BrowseOptions) async throws(UnicastDNSSDError) -> Bool {
+        let (directory, type, zone) = (wideArea.directory, wideArea.type, wideArea.zone)
+        let names: [String]
+        do throws(UnicastDNSSDError) {
+            // The SOA serial rises with every change: the type is read again only then.
+            let serial = try await directory.serial(of: zone)
+            if !first, let serial, serial == lastSerial { return true }
+            let listing = try await directory.browse(type, in: zone)
+            names = listing.names
+            lastSerial = serial
+            if listing.cut > 0 {
+                Console.note("\(zone) lists \(listing.cut) more \(options.type.baseType) instances than the \(UnicastServiceDirectory<LDNSServer>.maximumInstances) shown (the first in byte order); the list was cut")
+            }
+            if listing.notUTF8 > 0 {
+                Console.note("skipped \(listing.notUTF8) instance names in \(zone) that are not valid UTF-8")
+            }
+        } catch {
+            if error.code == .cancelled || Task.isCancelled { return false }
+            throw error
+        }
+        first = false
+        for name in names where !known.contains(name) {
+            var resolved: ResolvedInstance?
+            if options.resolve {
                 do throws(UnicastDNSSDError) {
-                    // The SOA serial rises with every change: the type is read again only then.
-                    let serial = try await directory.serial(of: zone)
-                    if !first, let serial, serial == lastSerial {
-                        try? await Task.sleep(for: pollInterval)
-                        continue
-                    }
-                    let listing = try await directory.browse(type, in: zone)
-                    names = listing.names
-                    lastSerial = serial
-                    if listing.cut > 0 {
-                        Console.note("\(zone) lists \(listing.cut) more \(options.type.baseType) instances than the \(UnicastServiceDirectory<LDNSServer>.maximumInstances) shown (the first in byte order); the list was cut")
-                    }
-                    if listing.notUTF8 > 0 {
-                        Console.note("skipped \(listing.notUTF8) instance names in \(zone) that are not valid UTF-8")
-                    }
+                    resolved = try await directory.resolve(name, type: type, in: zone)
                 } catch {
-                    // SIGINT cancels the task, which ends the DNS exchange at once.
-                    if error.code == .cancelled || Task.isCancelled { return }
-                    // The first answer decides whether browsing can work at all.
-                    if first { throw failure(error) }
-                    Console.note("could not read \(zone): \(error); trying again in \(pollInterval.components.seconds) s")
-                    try? await Task.sleep(for: pollInterval)
-                    continue
+                    if error.code == .cancelled || Task.isCancelled { return false }
+                    Console.note("could not resolve '\(name)': \(error)")
                 }
-                for name in names where !known.contains(name) {
-                    var resolved: ResolvedInstance?
-                    if options.resolve {
-                        do {
-                            resolved = try await directory.resolve(name, type: type, in: zone)
-                        } catch {
-                            if (error as? UnicastDNSSDError)?.code == .cancelled || Task.isCancelled { return }
-                            Console.note("could not resolve '\(name)': \(error)")
-                        }
-                    }
-                    Console.out(line("added", name, resolved, options, time: timestampNow()))
-                }
-                for name in known.subtracting(names).sorted() {
-                    Console.out(line("removed", name, nil, options, time: timestampNow()))
-                }
-                known = Set(names)
-                if first {
-                    first = false
-                    if options.json { Console.out(JSONValue.object([("event", .string("complete")), ("time", .string(timestampNow()))]).serialized) }
-                    if options.once {
-                        firstBatch.end()
-                        return
-                    }
-                }
-                try? await Task.sleep(for: pollInterval)
+            }
+            Console.out(Self.line("added", name, resolved, options, zone: zone, time: timestampNow()))
+        }
+        for name in known.subtracting(names).sorted() {
+            Console.out(Self.line("removed", name, nil, options, zone: zone, time: timestampNow()))
+        }
+        known = Set(names)
+        return true
+    }
+
+    /// Polls every `WideAreaBrowse.pollInterval` until the task is cancelled; a failed read
+    /// is reported and tried again.
+    mutating func follow(_ options: BrowseOptions) async {
+        while !Task.isCancelled {
+            try? await Task.sleep(for: WideAreaBrowse.pollInterval)
+            do throws(UnicastDNSSDError) {
+                guard try await poll(options) else { return }
+            } catch {
+                Console.note("could not read \(wideArea.zone): \(error); trying again in \(WideAreaBrowse.pollInterval.components.seconds) s")
             }
         }
     }
 
     /// `added "name" _p2pipp._tcp lab.test. at host.lab.test.:port [addresses] txt: "k=v"`,
     /// or the JSON object with the keys of an mDNS browse (no `interfaces`: a zone has none).
-    static func line(_ event: String, _ name: String, _ resolved: ResolvedInstance?, _ options: BrowseOptions, time: String) -> String {
+    static func line(_ event: String, _ name: String, _ resolved: ResolvedInstance?, _ options: BrowseOptions, zone: DNSName, time: String) -> String {
         let txtBytes = resolved.map { $0.txt.flatMap { [UInt8(truncatingIfNeeded: $0.count)] + $0 } } ?? []
         if !options.json {
-            var text = "\(event) \"\(name)\" \(options.type.baseType) \(options.domain)"
+            var text = "\(event) \"\(name)\" \(options.type.baseType) \(zone)"
             if let resolved {
                 text += " at \(resolved.host):\(resolved.port) [" + resolved.addresses.map(\.description).joined(separator: ", ") + "]"
                 let items = resolved.txt.filter { !$0.isEmpty }
@@ -97,7 +112,7 @@ enum WideAreaBrowse {
         }
         var members: [(String, JSONValue)] = [
             ("event", .string(event)), ("time", .string(time)), ("name", .string(name)),
-            ("type", .string(options.type.baseType)), ("domain", .string(options.domain.name)),
+            ("type", .string(options.type.baseType)), ("domain", .string(zone.description)),
         ]
         if let resolved {
             members += [
@@ -108,15 +123,5 @@ enum WideAreaBrowse {
             ]
         }
         return JSONValue.object(members).serialized
-    }
-
-    static func failure(_ error: UnicastDNSSDError) -> ToolFailure {
-        let code: ExitCode = switch error.code {
-        case .noSuchZone, .invalidName, .refused: .configuration
-        case .unreachable: .unavailable
-        case .timeout: .temporaryFailure
-        default: .protocolError
-        }
-        return ToolFailure(code, error.description)
     }
 }

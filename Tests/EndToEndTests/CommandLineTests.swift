@@ -32,7 +32,7 @@ final class CommandLineTests: XCTestCase {
         XCTAssertEqual(result.out, [])
         XCTAssertEqual(result.err, [
             "Error: Unknown option '--bogus'",
-            "Usage: svc-browse [--type <type>] [--domain <domain>] [--dns-server <address>] [--all] [--interface <name>] [--resolve] [--verify] [--once] [--timeout <seconds>] [--json]",
+            "Usage: svc-browse [--type <type>] [--domain <domain>] [--dns-server <address>] [--domains] [--all] [--interface <name>] [--resolve] [--verify] [--once] [--timeout <seconds>] [--json]",
             "  See 'svc-browse --help' for more information.",
         ])
     }

@@ -27,7 +27,8 @@ final class TwoSubnetLANTests: XCTestCase {
         let mode = try XCTUnwrap(FileManager.default.attributesOfItem(atPath: key)[.posixPermissions] as? Int)
         XCTAssertEqual(mode, 0o600, "the TSIG key file must be readable by its owner only")
         let resolv = try run(on: "b", ["cat", "/etc/resolv.conf"])
-        XCTAssertEqual(resolv.process.stdout, ["nameserver 10.78.1.53"], resolv.process.transcript)
+        // The search domain is where RFC 6763 section 11 asks for browse domains first.
+        XCTAssertEqual(resolv.process.stdout, ["search lab.test", "nameserver 10.78.1.53"], resolv.process.transcript)
     }
 
     func testSignedUpdateFromTheOtherSubnetIsServedAndUnsignedIsRefused() throws {

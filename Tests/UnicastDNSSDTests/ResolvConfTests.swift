@@ -24,4 +24,18 @@ final class ResolvConfTests: XCTestCase {
             XCTAssertTrue(error.message.hasSuffix("give --dns-server"), error.message)
         }
     }
+
+    func testTheLastSearchLineGivesTheSearchDomainsWithinTheLimit() throws {
+        let text = """
+        search old.example
+        nameserver 10.78.1.53
+        search lab.test. Lab.Test a..b bad\\name . x.example y.example z.example w.example v.example u.example
+        """
+        let names = ResolvConf.searchDomains(in: text).map(\.description)
+        XCTAssertEqual(names, ["lab.test.", "x.example.", "y.example.", "z.example.", "w.example.", "v.example."])
+        XCTAssertEqual(ResolvConf.searchDomains(in: "domain corp.example\n").map(\.description), ["corp.example."])
+        XCTAssertEqual(ResolvConf.searchDomains(in: "nameserver 10.0.0.1\n"), [])
+        let long = String(repeating: "a", count: 64) + ".example"
+        XCTAssertEqual(ResolvConf.searchDomains(in: "search \(long)\n"), [], "a label over 63 bytes is not a DNS name")
+    }
 }

@@ -1,0 +1,79 @@
+import CommandLineSupport
+import UnicastDNSSD
+import WideAreaCommandLine
+
+/// The network's legacy browse domains (`lb._dns-sd._udp` PTRs, RFC 6763 section 11), which a
+/// plain `svc-browse` browses as well as local.: found once at the start, read once before the
+/// first batch is complete, then followed like `--domain ZONE` until the browse ends.
+///
+/// Quiet when the network recommends nothing or its DNS server does not answer (most networks
+/// do not take part); a recommended domain that cannot be read is reported and left out.
+final class LegacyBrowseDomains: Sendable {
+    /// The most legacy browse domains browsed.
+    static let maximumDomains = 8
+    /// Seconds the discovery's exchange may take: short, since most networks recommend nothing
+    /// and `--once` waits for it.
+    static let discoveryTimeout = 1
+
+    /// Discovers the domains and reads each once; its value is what `following` goes on with.
+    private let firstRead: Task<[ZoneWatch], Never>
+    private let following: Task<Void, Never>
+
+    /// Starts discovering and browsing in the background.
+    init(_ options: BrowseOptions) {
+        let firstRead = Task { await Self.discoverAndRead(options) }
+        self.firstRead = firstRead
+        following = Task {
+            let watches = await firstRead.value
+            guard !options.once else { return }
+            await withTaskGroup(of: Void.self) { group in
+                for watch in watches {
+                    group.addTask {
+                        var watch = watch
+                        await watch.follow(options)
+                    }
+                }
+            }
+        }
+    }
+
+    /// Returns once every legacy browse domain was read (or given up) for the first time.
+    func firstBatch() async { _ = await firstRead.value }
+
+    /// Stops browsing (the DNS exchanges in flight end at once).
+    func cancel() {
+        firstRead.cancel()
+        following.cancel()
+    }
+
+    private static func discoverAndRead(_ options: BrowseOptions) async -> [ZoneWatch] {
+        guard let type = try? UnicastDNSSD.ServiceType(options.type.baseType),
+              let found = try? await NetworkDomains.discover([.legacyBrowse], server: nil, timeout: discoveryTimeout) else { return [] }
+        let local = try? DNSName(dotted: "local.")
+        var zones: [DNSName] = []
+        for domain in found.found.domains.map(\.domain) where !zones.contains(where: { $0.sameName(as: domain) }) && !(local.map(domain.sameName) ?? false) {
+            guard zones.count < maximumDomains else {
+                Console.note("the network recommends more than \(maximumDomains) legacy browse domains; only the first \(maximumDomains) are browsed")
+                break
+            }
+            zones.append(domain)
+        }
+        let directory = UnicastServiceDirectory(server: LDNSServer(address: found.server, key: nil))
+        return await withTaskGroup(of: ZoneWatch?.self) { group in
+            for zone in zones {
+                group.addTask {
+                    var watch = ZoneWatch(WideAreaZone(directory: directory, type: type, zone: zone))
+                    do throws(UnicastDNSSDError) {
+                        return try await watch.poll(options) ? watch : nil
+                    } catch {
+                        Console.note("not browsing \(zone), a legacy browse domain of this network: \(error)")
+                        return nil
+                    }
+                }
+            }
+            var watches: [ZoneWatch] = []
+            for await watch in group { if let watch { watches.append(watch) } }
+            return watches
+        }
+    }
+}
