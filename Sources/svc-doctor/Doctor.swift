@@ -46,6 +46,8 @@ struct SvcDoctor {
         findings.append(.nss(NSSProbe.facts()))
 
         findings.append(.selfTest(await SelfTest.run(timeout: options.selfTestTimeout, interface: options.interface)))
+
+        for zone in await ZoneProbe.facts(options) { findings += Finding.zone(zone) }
         return Diagnosis(findings)
     }
 }

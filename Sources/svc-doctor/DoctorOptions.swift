@@ -1,5 +1,6 @@
 import CommandLineSupport
 import DiscoveryCore
+import UnicastDNSSD
 
 /// svc-doctor's validated command line.
 struct DoctorOptions: Sendable {
@@ -11,6 +12,14 @@ struct DoctorOptions: Sendable {
     /// The TCP port the firewall check asks about; nil: an ephemeral port, as svc-publish uses.
     var port: UInt16?
     var selfTestTimeout: Duration = .seconds(5)
+    /// `--domain`: the unicast zone to check (nil: the zones the network recommends, if any).
+    var zone: DNSName?
+    /// `--dns-server`: the zone's server (default: the first nameserver of resolv.conf).
+    var dnsServer: UnicastDNSSD.IPAddress?
+    /// `--tsig-key`: the key file whose signature the zone's server is asked to accept.
+    var tsigKeyPath: String?
+    /// `--type`: the service type whose records the zone should hold.
+    var type: DiscoveryCore.ServiceType = .p2pipp
 
     /// The exit status when at least one check is a problem.
     static let problemExitCode = ExitCode(1)
@@ -24,6 +33,10 @@ struct DoctorOptions: Sendable {
             .interface,
             .init("port", value: "port", help: "Check that the firewall lets incoming TCP to this port in (the port\nyou give svc-publish --port; default, or 0: the ephemeral ports it\nlistens on without --port)."),
             .init("timeout", value: "seconds", help: "How long the live self-test may take (default: 5)."),
+            .init("domain", value: "domain", help: "Also check this unicast DNS-SD zone (across subnets): its DNS server,\nthe zone, the --tsig-key and the --type's records (default: the zones\nthe network's DNS server recommends, if any)."),
+            .init("dns-server", value: "address", help: "The zone's DNS server (default: the first nameserver of\n/etc/resolv.conf)."),
+            .init("tsig-key", value: "file", completion: .file, help: "The TSIG key file svc-publish --domain signs with: check that only\nyou can read it and that the zone's server accepts its signature."),
+            .serviceType,
             .init("verbose", short: "v", help: "Also show what the checks that passed saw."),
             .init("json", help: "Print one JSON object per check, then a summary (JSON Lines)."),
         ],
@@ -75,6 +88,17 @@ struct DoctorOptions: Sendable {
               With --interface, the interfaces check looks at that interface alone (a
               problem when Avahi does not use it) and the self-test publishes, browses and
               resolves on it only.
+              dns-server, dns-zone, tsig-key, dns-records
+                            With --domain ZONE (else for each browse or legacy browse
+                            domain the network's DNS server recommends, at most \(ZoneProbe.maximumRecommendedZones); none:
+                            no such check): the DNS server answers (nothing listening on
+                            port 53, no route and no answer in 3 s are told apart); it
+                            serves ZONE (its SOA); with --tsig-key, the key file is
+                            yours alone (mode 0600) and the server accepts its signature
+                            (an update whose only prerequisite is that an unused name is
+                            unused: it changes nothing); the --type has services in ZONE
+                            (none is a warning). Each failure names the BIND line or what
+                            to ask the zone's administrator for.
               svc-doctor only reads: it never changes the system. Run it as root to see
               which processes of other users hold UDP 5353 and to read the firewall.
 
@@ -96,6 +120,7 @@ struct DoctorOptions: Sendable {
               svc-doctor
               sudo svc-doctor --port 4242
               svc-doctor --json | jq 'select(.status != "ok")'
+              svc-doctor --domain lab.example. --tsig-key ~/.config/svc/lab.key
             """)
 
     init(_ parsed: ParsedCommandLine) throws(UsageError) {
@@ -108,6 +133,24 @@ struct DoctorOptions: Sendable {
             let number = try parsePort(text, option: "port")
             port = number == 0 ? nil : number
         }
+        if let text = parsed.value("domain") {
+            do throws(UnicastDNSSDError) {
+                zone = try DNSName(dotted: text)
+            } catch {
+                throw UsageError("--domain takes a DNS zone such as lab.example.: \(error.message)")
+            }
+            if zone?.labels.isEmpty == true || zone?.labels.last.map({ String(decoding: $0, as: UTF8.self).lowercased() }) == "local" {
+                throw UsageError("--domain names a unicast zone; local. is mDNS, which the other checks cover")
+            }
+        }
+        if let text = parsed.value("dns-server") {
+            guard let address = UnicastDNSSD.IPAddress(text) else { throw UsageError("--dns-server takes an IPv4 or IPv6 address, not '\(text)'") }
+            dnsServer = address
+        }
+        tsigKeyPath = parsed.value("tsig-key")
+        if tsigKeyPath != nil && zone == nil { throw UsageError("--tsig-key is checked against a zone: give it with --domain, e.g. --domain lab.example.") }
+        if tsigKeyPath?.isEmpty == true { throw UsageError("--tsig-key needs a file path") }
+        type = try parsed.serviceType()
         if let text = parsed.value("timeout") {
             selfTestTimeout = try parseSeconds(text, option: "timeout")
             if selfTestTimeout > .seconds(60) { throw UsageError("--timeout takes at most 60 seconds, not '\(text)'") }
