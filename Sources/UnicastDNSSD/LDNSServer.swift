@@ -75,14 +75,8 @@ public struct LDNSServer: UnicastDNSServer {
             }
         }
         guard status == LDNS_STATUS_OK else {
-            throw UnicastDNSSDError(.badKey, "ldns could not sign the update with the TSIG key '\(key.name)'; check the key file", detail: Self.statusText(status))
+            throw UnicastDNSSDError(.badKey, "ldns could not sign the update with the TSIG key '\(key.name)'; check the key file", detail: LDNSStatus(status: status).description)
         }
-    }
-
-    /// ldns's text for a status, or its number when ldns has none.
-    static func statusText(_ status: ldns_status) -> String {
-        guard let text = ldns_get_errorstr_by_id(status) else { return "ldns status \(status.rawValue)" }
-        return String(cString: text)
     }
 
     /// Whether `answer`'s question section is `packet`'s: the same names (case aside), types
@@ -109,7 +103,7 @@ public struct LDNSServer: UnicastDNSServer {
         let status = ldns_pkt2wire(&wirePointer, packet, &wireSize)
         guard status == LDNS_STATUS_OK, let wirePointer else {
             free(wirePointer)
-            throw UnicastDNSSDError(.server, "ldns could not write \(what) as a DNS message", detail: Self.statusText(status))
+            throw UnicastDNSSDError(.server, "ldns could not write \(what) as a DNS message", detail: LDNSStatus(status: status).description)
         }
         let query = Array(UnsafeBufferPointer(start: wirePointer, count: wireSize))
         free(wirePointer)
@@ -117,9 +111,7 @@ public struct LDNSServer: UnicastDNSServer {
         let keyName = key?.name.description ?? ""
         let secret = key?.secretBase64 ?? ""
         let judge = { (bytes: [UInt8]) -> DNSSocketExchange.Verdict in
-            var parsed: UnsafeMutablePointer<ldns_pkt>?
-            let status = bytes.withUnsafeBufferPointer { ldns_wire2pkt(&parsed, $0.baseAddress, $0.count) }
-            guard status == LDNS_STATUS_OK, let answer = parsed else { return .foreign }
+            guard case .success(let answer) = LDNSReply.parse(bytes) else { return .foreign }
             defer { ldns_pkt_free(answer) }
             guard ldns_pkt_qr(answer), ldns_pkt_id(answer) == ldns_pkt_id(packet), Self.sameQuestion(answer, packet) else { return .foreign }
             guard let mac else { return .accept }
@@ -137,12 +129,11 @@ public struct LDNSServer: UnicastDNSServer {
         } catch {
             throw describe(error, what: what)
         }
-        var parsed: UnsafeMutablePointer<ldns_pkt>?
-        let parseStatus = reply.withUnsafeBufferPointer { ldns_wire2pkt(&parsed, $0.baseAddress, $0.count) }
-        guard parseStatus == LDNS_STATUS_OK, let answer = parsed else {
-            throw UnicastDNSSDError(.malformedReply, "the answer from the DNS server \(serverText) to \(what) is not a valid DNS message", detail: Self.statusText(parseStatus))
+        switch LDNSReply.parse(reply) {
+        case .success(let answer): return answer
+        case .failure(let status):
+            throw UnicastDNSSDError(.malformedReply, "the answer from the DNS server \(serverText) to \(what) is not a valid DNS message", detail: status.description)
         }
-        return answer
     }
 
     private func describe(_ failure: DNSSocketExchange.Failure, what: String) -> UnicastDNSSDError {
@@ -232,15 +223,7 @@ public struct LDNSServer: UnicastDNSServer {
             throw UnicastDNSSDError(.noSuchZone, "the DNS server \(serverText) does not serve the zone \(zone); check --domain and the DNS server",
                                     detail: ldns_pkt_rcode2str(ldns_pkt_get_rcode(answer)).map { pointer -> String in defer { free(pointer) }; return String(cString: pointer) })
         }
-        guard let list = ldns_pkt_answer(answer) else { return nil }
-        for index in 0..<ldns_rr_list_rr_count(list) {
-            // SOA data: MNAME, RNAME, SERIAL (32 bits), REFRESH, RETRY, EXPIRE, MINIMUM.
-            guard let rr = ldns_rr_list_rr(list, index), ldns_rr_get_type(rr) == LDNS_RR_TYPE_SOA, ldns_rr_get_class(rr) == LDNS_RR_CLASS_IN,
-                  let ownerBytes = LDNSRecords.data(ldns_rr_owner(rr)), let owner = DNSName(wire: ownerBytes), owner.sameName(as: zone),
-                  ldns_rr_rd_count(rr) == 7, let serial = LDNSRecords.data(ldns_rr_rdf(rr, 2)), serial.count == 4 else { continue }
-            return serial.reduce(0) { $0 << 8 | UInt32($1) }
-        }
-        return nil
+        return LDNSReply.serial(in: answer, of: zone)
     }
 
     private func push(_ rr: UnsafeMutablePointer<ldns_rr>?, _ list: UnsafeMutablePointer<ldns_rr_list>) throws(UnicastDNSSDError) {
@@ -285,14 +268,6 @@ public struct LDNSServer: UnicastDNSServer {
             throw UnicastDNSSDError(.noSuchZone, "the DNS server \(serverText) does not answer for \(name): it serves no zone that holds it; check --domain and the DNS server", detail: code)
         default: throw rcodeError(rcode, zone: name, what: what)
         }
-        guard let list = ldns_pkt_answer(answer) else { return [] }
-        let count = ldns_rr_list_rr_count(list)
-        var records: [ResourceRecord] = []
-        for index in 0..<count {
-            guard let rr = ldns_rr_list_rr(list, index), let record = LDNSRecords.read(rr),
-                  LDNSRecords.type(of: record.data) == type else { continue }
-            records.append(record)
-        }
-        return records
+        return LDNSReply.records(in: answer, of: type)
     }
 }
