@@ -65,6 +65,19 @@ public struct IPSubnet: Sendable, Hashable, CustomStringConvertible {
         self.prefixLength = prefixLength
     }
 
+    /// The subnet of `address` with netmask `mask` (as `getifaddrs` gives it): the prefix is
+    /// the mask's leading one bits. nil when the mask's length is not the address's.
+    public init?(address: IPAddress, mask: [UInt8]) {
+        let length = switch address { case .v4(let bytes), .v6(let bytes): bytes.count }
+        guard mask.count == length else { return nil }
+        var prefix = 0
+        for byte in mask {
+            prefix += (~byte).leadingZeroBitCount
+            if byte != 0xFF { break }
+        }
+        self.init(address: address, prefixLength: prefix)
+    }
+
     /// The network's address: the host bits cleared.
     public var network: [UInt8] {
         let bytes: [UInt8] = switch address { case .v4(let bytes), .v6(let bytes): bytes }

@@ -23,12 +23,12 @@ public enum HostSubnets {
                 let bytes = address.withMemoryRebound(to: sockaddr_in.self, capacity: 1) { withUnsafeBytes(of: $0.pointee.sin_addr) { Array($0) } }
                 let maskBytes = mask.withMemoryRebound(to: sockaddr_in.self, capacity: 1) { withUnsafeBytes(of: $0.pointee.sin_addr) { Array($0) } }
                 // 169.254/16 is link-local.
-                subnet = bytes[0] == 169 && bytes[1] == 254 ? nil : IPSubnet(address: .v4(bytes), prefixLength: prefixLength(maskBytes))
+                subnet = bytes[0] == 169 && bytes[1] == 254 ? nil : IPSubnet(address: .v4(bytes), mask: maskBytes)
             case AF_INET6:
                 let bytes = address.withMemoryRebound(to: sockaddr_in6.self, capacity: 1) { withUnsafeBytes(of: $0.pointee.sin6_addr) { Array($0) } }
                 let maskBytes = mask.withMemoryRebound(to: sockaddr_in6.self, capacity: 1) { withUnsafeBytes(of: $0.pointee.sin6_addr) { Array($0) } }
                 // fe80::/10 is link-local.
-                subnet = bytes[0] == 0xFE && bytes[1] & 0xC0 == 0x80 ? nil : IPSubnet(address: .v6(bytes), prefixLength: prefixLength(maskBytes))
+                subnet = bytes[0] == 0xFE && bytes[1] & 0xC0 == 0x80 ? nil : IPSubnet(address: .v6(bytes), mask: maskBytes)
             default:
                 subnet = nil
             }
@@ -37,15 +37,5 @@ public enum HostSubnets {
             if subnets.count == maximumSubnets { break }
         }
         return subnets
-    }
-
-    /// The number of leading one bits of a netmask.
-    static func prefixLength(_ mask: [UInt8]) -> Int {
-        var length = 0
-        for byte in mask {
-            length += byte.leadingZeroBitCount == 0 ? (~byte).leadingZeroBitCount : 0
-            if byte != 0xFF { break }
-        }
-        return length
     }
 }

@@ -95,7 +95,7 @@ struct BrowseOptions: Sendable {
         json = parsed.flag("json")
         if let text = parsed.value("timeout") { timeout = try parseSeconds(text, option: "timeout") }
         listDomains = parsed.flag("domains")
-        if listDomains, let other = ["type", "domain", "all", "interface", "resolve", "verify", "once"].first(where: { parsed.value($0) != nil || parsed.flag($0) }) {
+        if listDomains, let other = ["type", "domain", "all", "interface", "resolve", "verify", "once", "timeout"].first(where: { parsed.value($0) != nil || parsed.flag($0) }) {
             throw UsageError("--domains lists the network's domains; it does not go with --\(other)")
         }
         browsesLegacyDomains = parsed.value("domain") == nil && !allTypes && interface == nil && !verify && !listDomains

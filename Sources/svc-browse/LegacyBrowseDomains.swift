@@ -37,8 +37,17 @@ final class LegacyBrowseDomains: Sendable {
         }
     }
 
-    /// Returns once every legacy browse domain was read (or given up) for the first time.
-    func firstBatch() async { _ = await firstRead.value }
+    /// Returns once every legacy browse domain was read (or given up) for the first time, or
+    /// at once when the calling task is cancelled (SIGINT, `--timeout`): the reads in flight
+    /// are cancelled then, which ends their DNS exchanges.
+    func firstBatch() async {
+        let firstRead = firstRead
+        await withTaskCancellationHandler {
+            _ = await firstRead.value
+        } onCancel: {
+            firstRead.cancel()
+        }
+    }
 
     /// Stops browsing (the DNS exchanges in flight end at once).
     func cancel() {

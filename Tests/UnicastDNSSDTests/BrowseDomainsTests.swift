@@ -16,6 +16,12 @@ final class BrowseDomainsTests: XCTestCase {
                        "0.0.0.0.0.0.0.0.0.0.0.0.0.0.0.0.2.0.0.0.1.0.0.0.8.b.d.0.1.0.0.2.ip6.arpa.")
         XCTAssertNil(IPSubnet(address: try XCTUnwrap(IPAddress("10.0.0.1")), prefixLength: 33))
         XCTAssertNil(IPSubnet(address: .v4([10, 0, 0]), prefixLength: 8))
+        // Netmasks as getifaddrs gives them.
+        XCTAssertEqual(IPSubnet(address: .v4([10, 78, 2, 2]), mask: [255, 255, 255, 0])?.description, "10.78.2.0/24")
+        XCTAssertEqual(IPSubnet(address: .v4([10, 78, 2, 200]), mask: [255, 255, 255, 128])?.prefixLength, 25)
+        XCTAssertEqual(IPSubnet(address: .v4([10, 78, 2, 2]), mask: [0, 0, 0, 0])?.prefixLength, 0)
+        XCTAssertEqual(IPSubnet(address: try XCTUnwrap(IPAddress("2001:db8::1")), mask: Array(repeating: 0xFF, count: 8) + Array(repeating: 0, count: 8))?.prefixLength, 64)
+        XCTAssertNil(IPSubnet(address: .v4([10, 0, 0, 1]), mask: [255, 255, 255, 0, 0]))
     }
 
     func testQueryNamesOfEachKind() throws {
