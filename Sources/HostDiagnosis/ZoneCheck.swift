@@ -8,6 +8,8 @@ public struct ZoneFacts: Sendable, Hashable {
     public enum ServerAnswer: Sendable, Hashable {
         /// It answered (whatever the rcode).
         case answered
+        /// No server was given and /etc/resolv.conf names none (or cannot be read): why.
+        case notConfigured(String)
         /// Its host said nothing listens on port 53 (ICMP port unreachable, TCP reset).
         case connectionRefused(String)
         /// No route, or the host is down.
@@ -113,6 +115,12 @@ extension Finding {
         switch facts.serverAnswer {
         case .answered:
             return Finding(check: "dns-server", title: title, status: .ok, summary: "\(facts.server) answers DNS queries", observed: observed)
+        case .notConfigured(let why):
+            observed.append("resolv.conf: \(why)")
+            return Finding(check: "dns-server", title: title, status: .problem,
+                           summary: "no DNS server is configured for \(facts.zone)", observed: observed,
+                           fixes: ["svc-doctor --domain \(facts.zone) --dns-server ADDRESS   (the zone's server: ask its administrator)",
+                                   "or add the line 'nameserver ADDRESS' to /etc/resolv.conf"])
         case .connectionRefused(let why):
             observed.append("query: \(why)")
             return Finding(check: "dns-server", title: title, status: .problem,

@@ -25,7 +25,7 @@ enum ZoneProbe {
                 do throws(UnicastDNSSDError) {
                     (server, source) = (try ResolvConf.firstServer(), "/etc/resolv.conf")
                 } catch {
-                    return [ZoneFacts(zone: zone.description, server: "none", serverSource: "/etc/resolv.conf", type: type, serverAnswer: .failed(error.description))]
+                    return [ZoneFacts(zone: zone.description, server: "none", serverSource: "/etc/resolv.conf", type: type, serverAnswer: .notConfigured(error.description))]
                 }
             }
             return [await facts(zone: zone, server: server, source: source, recommendedBy: nil, type: type, keyPath: options.tsigKeyPath)]

@@ -31,6 +31,14 @@ final class ZoneCheckTests: XCTestCase {
         XCTAssertTrue(refused[0].fixes.contains { $0.contains("/etc/resolv.conf") })
     }
 
+    func testNoServerConfiguredSaysWhereToGiveOne() {
+        let findings = Finding.zone(ZoneFacts(zone: "lab.test.", server: "none", serverSource: "/etc/resolv.conf", type: "_p2pipp._tcp",
+                                              serverAnswer: .notConfigured("/etc/resolv.conf names no DNS server")))
+        XCTAssertEqual(findings.map(\.check), ["dns-server"])
+        XCTAssertEqual(findings[0].summary, "no DNS server is configured for lab.test.")
+        XCTAssertEqual(findings[0].fixes.last, "or add the line 'nameserver ADDRESS' to /etc/resolv.conf")
+    }
+
     func testAZoneNotServedNamesTheBINDZoneStatement() {
         let findings = Finding.zone(facts(.answered, zone: .notServed("REFUSED"), key: .accepted("k."), records: .listed(count: 0, names: [])))
         XCTAssertEqual(findings.map(\.check), ["dns-server", "dns-zone"])
