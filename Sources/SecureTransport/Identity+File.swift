@@ -42,13 +42,22 @@ extension Identity {
             let fd = open(path, O_RDONLY | O_CLOEXEC)
             if fd >= 0 {
                 defer { Glibc.close(fd) }
-                return try Identity(key: readKey(fd: fd, path: path), path: path, wasCreated: false)
+                return try load(key: readKey(fd: fd, path: path), path: path)
             }
             let code = errno
             guard code == ENOENT else { throw unusable("read", path, code) }
             if let identity = try create(at: path) { return identity }
         }
         throw SecureTransportError(.keyFileUnusable, "'\(path)' keeps appearing and disappearing; is another program replacing it?")
+    }
+
+    /// The identity of a key read from `path` (owned here, also when it throws), with the
+    /// certificate kept beside the file, or a new one that is then kept there.
+    private static func load(key: OpaquePointer, path: String) throws(SecureTransportError) -> Identity {
+        let stored = storedCertificate(for: key, keyPath: path)
+        let identity = try Identity(key: key, path: path, wasCreated: false, stored: stored)
+        if stored == nil, keepsCertificate(of: identity.key) { storeCertificate(identity.certificate, keyPath: path) }
+        return identity
     }
 
     /// Makes a key and writes it to a new file; nil when the file appeared meanwhile.
@@ -103,7 +112,9 @@ extension Identity {
             if code == EEXIST { return nil }
             throw unusable("create", path, code)
         }
-        return try Identity(key: key, path: path, wasCreated: true)
+        let identity = try Identity(key: key, path: path, wasCreated: true)
+        storeCertificate(identity.certificate, keyPath: path)
+        return identity
     }
 
     /// Checks the open file's owner and mode, then parses the key (`EVP_PKEY *`, owned by the
