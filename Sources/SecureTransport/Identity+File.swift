@@ -42,22 +42,13 @@ extension Identity {
             let fd = open(path, O_RDONLY | O_CLOEXEC)
             if fd >= 0 {
                 defer { Glibc.close(fd) }
-                return try load(key: readKey(fd: fd, path: path), path: path)
+                return try Identity(key: readKey(fd: fd, path: path), path: path, wasCreated: false)
             }
             let code = errno
             guard code == ENOENT else { throw unusable("read", path, code) }
             if let identity = try create(at: path) { return identity }
         }
         throw SecureTransportError(.keyFileUnusable, "'\(path)' keeps appearing and disappearing; is another program replacing it?")
-    }
-
-    /// The identity of a key read from `path` (owned here, also when it throws), with the
-    /// certificate kept beside the file, or a new one that is then kept there.
-    private static func load(key: OpaquePointer, path: String) throws(SecureTransportError) -> Identity {
-        let stored = storedCertificate(for: key, keyPath: path)
-        let identity = try Identity(key: key, path: path, wasCreated: false, stored: stored)
-        if stored == nil, keepsCertificate(of: identity.key) { storeCertificate(identity.certificate, keyPath: path) }
-        return identity
     }
 
     /// Makes a key and writes it to a new file; nil when the file appeared meanwhile.
@@ -112,9 +103,7 @@ extension Identity {
             if code == EEXIST { return nil }
             throw unusable("create", path, code)
         }
-        let identity = try Identity(key: key, path: path, wasCreated: true)
-        storeCertificate(identity.certificate, keyPath: path)
-        return identity
+        return try Identity(key: key, path: path, wasCreated: true)
     }
 
     /// Checks the open file's owner and mode, then parses the key (`EVP_PKEY *`, owned by the

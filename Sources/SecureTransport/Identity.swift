@@ -2,10 +2,9 @@ import CSSL
 import Synchronization
 import TransportCore
 
-/// Who this program is on a secure link: an ECDSA P-256 private key, and a self-signed
-/// certificate for it (only its public key matters; peers know us by `fingerprint`): the one
-/// kept beside the key file when it checks out (see Identity+StoredCertificate.swift), else one
-/// built at load.
+/// Who this program is on a secure link: an ECDSA P-256 private key, and the self-signed
+/// certificate built from it at load (only its public key matters; peers know us by
+/// `fingerprint`).
 ///
 /// Load it once at start and share it: it also holds the TLS settings (one for each role, made
 /// when first needed: a client never pays for the server's) that every `TLSStream` of this
@@ -26,9 +25,6 @@ public final class Identity: @unchecked Sendable {
     let key: OpaquePointer
     /// `X509 *`: self-signed, from `key`.
     let certificate: OpaquePointer
-    /// Whether `certificate` was read from beside the key file (and its signature already
-    /// checked) rather than made at load.
-    let certificateWasStored: Bool
     /// `SSL_CTX *` for each role, built from the key and certificate when first asked for (see
     /// TLSContext.swift).
     private let contexts = Mutex(Contexts())
@@ -44,19 +40,14 @@ public final class Identity: @unchecked Sendable {
         let pointer: OpaquePointer
     }
 
-    /// Takes ownership of `key` (an `EVP_PKEY *`) and of `stored` (an `X509 *` already checked
-    /// to be `key`'s, or nil to make one), also when it throws.
-    init(key: OpaquePointer, path: String?, wasCreated: Bool, stored: OpaquePointer? = nil) throws(SecureTransportError) {
+    /// Takes ownership of `key` (an `EVP_PKEY *`), also when it throws.
+    init(key: OpaquePointer, path: String?, wasCreated: Bool) throws(SecureTransportError) {
         let certificate: OpaquePointer
-        if let stored {
-            certificate = stored
-        } else {
-            do {
-                certificate = try Identity.selfSignedCertificate(for: key)
-            } catch {
-                EVP_PKEY_free(key)
-                throw error
-            }
+        do {
+            certificate = try Identity.selfSignedCertificate(for: key)
+        } catch {
+            EVP_PKEY_free(key)
+            throw error
         }
         guard let fingerprint = OpenSSL.fingerprint(ofCertificate: certificate) else {
             X509_free(certificate)
@@ -68,7 +59,6 @@ public final class Identity: @unchecked Sendable {
         self.wasCreated = wasCreated
         self.key = key
         self.certificate = certificate
-        certificateWasStored = stored != nil
     }
 
     deinit {
@@ -98,11 +88,8 @@ public final class Identity: @unchecked Sendable {
     public func prepareForConnecting() throws(SecureTransportError) {
         _ = try context(for: .client)
         // Checking a certificate's signature, as the server's will be (our certificate was
-        // already decoded, as the server's will be: see `selfSignedCertificate`); a stored
-        // certificate's was checked at load.
-        if !certificateWasStored {
-            guard let publicKey = X509_get0_pubkey(certificate), X509_verify(certificate, publicKey) == 1 else { throw OpenSSL.failure("X509_verify") }
-        }
+        // already decoded, as the server's will be: see `selfSignedCertificate`).
+        guard let publicKey = X509_get0_pubkey(certificate), X509_verify(certificate, publicKey) == 1 else { throw OpenSSL.failure("X509_verify") }
         // An X25519 key, as the key share of the ClientHello.
         guard let context = EVP_PKEY_CTX_new_from_name(nil, "X25519", nil) else { throw OpenSSL.failure("EVP_PKEY_CTX_new_from_name") }
         defer { EVP_PKEY_CTX_free(context) }
@@ -132,8 +119,7 @@ public final class Identity: @unchecked Sendable {
 
     /// A self-signed X.509 v3 certificate for `key` (P-256, as every svc key): subject and
     /// issuer CN=svc, a random serial, valid from a day ago for 100 years, signed with ECDSA and
-    /// SHA-256. Nothing in it but the public key matters, so it is made anew whenever the one
-    /// beside the key file is missing or does not check out.
+    /// SHA-256. Nothing in it but the public key matters, so it is made anew at every start.
     ///
     /// The public key goes in as its encoded point with the P-256 algorithm identifier, not
     /// through `X509_set_pubkey`, which in OpenSSL 3.0 sets up an encoder first (0.9 ms of every
@@ -165,22 +151,17 @@ public final class Identity: @unchecked Sendable {
         return decoded
     }
 
-    /// Whether a key (`EVP_PKEY *`) asks for its points in uncompressed form, as every key svc
-    /// makes does.
-    static func hasUncompressedPoints(_ key: OpaquePointer) -> Bool {
-        var form = [CChar](repeating: 0, count: 16)
-        var formLength = 0
-        guard EVP_PKEY_get_utf8_string_param(key, "point-format", &form, form.count, &formLength) == 1 else { return false }
-        return String(decoding: form.prefix(min(formLength, form.count - 1)).map { UInt8(bitPattern: $0) }, as: UTF8.self) == "uncompressed"
-    }
-
     /// Puts a P-256 key's public point into `certificate`'s SubjectPublicKeyInfo
     /// (id-ecPublicKey, prime256v1). Returns false when OpenSSL cannot.
     ///
     /// A key whose file asks for another point form than uncompressed (svc's) goes through
     /// `X509_set_pubkey`, which writes the point in that form: the fingerprint stays what it was.
     private static func setPublicKey(of certificate: OpaquePointer, to key: OpaquePointer) -> Bool {
-        guard hasUncompressedPoints(key) else { return X509_set_pubkey(certificate, key) == 1 }
+        var form = [CChar](repeating: 0, count: 16)
+        var formLength = 0
+        guard EVP_PKEY_get_utf8_string_param(key, "point-format", &form, form.count, &formLength) == 1,
+              String(decoding: form.prefix(min(formLength, form.count - 1)).map { UInt8(bitPattern: $0) }, as: UTF8.self) == "uncompressed"
+        else { return X509_set_pubkey(certificate, key) == 1 }
         // An uncompressed P-256 point is 65 bytes.
         var point = [UInt8](repeating: 0, count: 65)
         var length = 0
