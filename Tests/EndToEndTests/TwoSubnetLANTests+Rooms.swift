@@ -105,7 +105,9 @@ extension TwoSubnetLANTests {
             try FileManager.default.createDirectory(atPath: directory + "/" + who, withIntermediateDirectories: false, attributes: [.posixPermissions: 0o700])
         }
 
-        let wrong = try connectAcross(name, config: directory + "/wrong", ["--as", "guesser", "--room-code", "1111-2222-3333", "--message", "must not arrive",
+        // A well-formed code (its last digit checks the others) that is not the room's.
+        let guess = code == "1111-1111-1117" ? "1234-5678-9018" : "1111-1111-1117"
+        let wrong = try connectAcross(name, config: directory + "/wrong", ["--as", "guesser", "--room-code", guess, "--message", "must not arrive",
                                                                           "--no-reconnect", "--timeout", "5"])
         XCTAssertEqual(wrong.waitForExit(timeout: 30), 79, wrong.transcript)
         let member = try connectAcross(name, config: directory + "/member", ["--as", "coder", "--room-code", code, "--message", "joined with the code",
