@@ -244,8 +244,12 @@ struct SvcPublish {
             return ToolFailure(.signalled(signal), "\(what); withdrew what it may have written: nothing of it is left in the zone")
         case .notWithdrawn(let names, let reason):
             let listed = names.map { "\"\($0)\"" }.joined(separator: ", ")
+            // Quoted for a POSIX shell, so the line can be pasted as it is.
+            let quoted = { (text: String) in "'" + text.split(separator: "'", omittingEmptySubsequences: false).joined(separator: "'\\''") + "'" }
+            let named = names.count == 1 ? quoted(names[0]) : "NAME"
             return ToolFailure(.signalled(signal), "\(what), and could not withdraw what it may have written (\(reason)): \(listed) may stay in the zone; "
-                               + "once the server answers, run 'svc-publish --withdraw --name NAME --domain \(options.domain) --dns-server \(settings.server) --tsig-key \(settings.keyPath)' for each")
+                               + "once the server answers, run\(names.count == 1 ? "" : " for each"): svc-publish --withdraw --name \(named) --domain \(options.domain) "
+                               + "--dns-server \(settings.server) --tsig-key \(quoted(settings.keyPath))")
         }
     }
 }

@@ -30,23 +30,29 @@ extension WideAreaPublication {
     /// our port) is there, so a name someone else holds is left alone.
     static func withdraw(_ interrupted: Interrupted, interruption: Interruption) async -> InterruptedOutcome {
         guard !interrupted.tried.isEmpty else { return .nothingSent }
+        /// Why the withdrawal was given up, set by whichever gave it up first.
+        let givenUp = Mutex<String?>(nil)
         let work = Task { () -> InterruptedOutcome in
             for (index, instance) in interrupted.tried.enumerated() {
                 do throws(UnicastDNSSDError) {
                     try await interrupted.directory.withdraw(instance)
                 } catch {
-                    let reason = error.code == .cancelled ? "gave up after \(interruptedWithdrawalBound.components.seconds) s, or on a second signal" : error.description
+                    let reason = error.code == .cancelled ? givenUp.withLock { $0 } ?? error.description : error.description
                     return .notWithdrawn(interrupted.tried[index...].map(\.instanceName), reason: reason)
                 }
             }
             return .withdrawn
         }
-        let timer = Task {
-            try await Task.sleep(for: interruptedWithdrawalBound)
+        let giveUp = { @Sendable (reason: String) in
+            givenUp.withLock { $0 = $0 ?? reason }
             work.cancel()
         }
+        let timer = Task {
+            try await Task.sleep(for: interruptedWithdrawalBound)
+            giveUp("gave up after \(interruptedWithdrawalBound.components.seconds) s")
+        }
         // The signal that came already started this; only a further one gives up.
-        interruption.onFurtherSignal { work.cancel() }
+        interruption.onFurtherSignal { giveUp("gave up on a second signal") }
         let outcome = await work.value
         timer.cancel()
         return outcome

@@ -27,7 +27,7 @@ extension WideAreaTests {
         XCTAssertLessThan(Date().timeIntervalSince(signalled), 7, publisher.transcript)
         XCTAssertTrue(publisher.stderr.contains {
             $0.contains("stopped by SIGTERM before the registration of \"\(name)\" in lab.test. completed, and could not withdraw what it may have written")
-                && $0.contains("\"\(name)\" may stay in the zone") && $0.contains("svc-publish --withdraw --name NAME --domain lab.test. --dns-server 10.78.1.1")
+                && $0.contains("\"\(name)\" may stay in the zone") && $0.contains("svc-publish --withdraw --name '\(name)' --domain lab.test. --dns-server 10.78.1.1 --tsig-key '")
         }, publisher.transcript)
     }
 
