@@ -88,6 +88,9 @@ extension ExitCode {
                us and the room relays the connection (svc-connect --room-code)
           80   the room did not let us in: it needs its room code (--room-code) or
                admits only the members it lists (--admit known)
-          130  svc-connect interrupted by Ctrl-C (SIGINT); what was not delivered is listed
+          130  svc-connect interrupted by Ctrl-C (SIGINT); what was not delivered is listed;
+               svc-publish interrupted before its first registration completed (what it may
+               have written is withdrawn, or named if the server does not answer)
+          143  svc-publish stopped by SIGTERM before its first registration completed
         """
 }

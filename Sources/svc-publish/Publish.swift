@@ -53,18 +53,35 @@ struct SvcPublish {
             throw ToolFailure(.osError, "cannot listen on TCP port \(options.port): \(error)")
         }
         let txt = try announcing(identity, in: options.txt)
+        // From here on SIGINT and SIGTERM never kill the tool: during the first registration
+        // they cancel it (and what it may have written is withdrawn), later they close the room.
+        let interruption = Interruption()
         // Over mDNS through avahi-daemon, or in a unicast zone by signed DNS UPDATE.
         let registration: ServiceRegistration?
         let wideArea: WideAreaPublication?
         if let settings = options.wideArea {
             let name = options.name?.value ?? HostAddresses.hostLabel().map { String(decoding: $0, as: UTF8.self) } ?? "svc"
-            wideArea = try await WideAreaPublication.register(settings, name: name, type: options.type, domain: options.domain,
-                                                              port: listener.port, txt: txt, key: identity.fingerprint, conflict: options.conflictPolicy)
+            do {
+                wideArea = try await interruption.cancelling { [type = options.type, domain = options.domain, port = listener.port, conflict = options.conflictPolicy] in
+                    try await WideAreaPublication.register(settings, name: name, type: type, domain: domain,
+                                                           port: port, txt: txt, key: identity.fingerprint, conflict: conflict)
+                }
+            } catch let interrupted as WideAreaPublication.Interrupted {
+                throw interruptedFailure(await WideAreaPublication.withdraw(interrupted, interruption: interruption),
+                                         signal: interruption.signal ?? SIGINT, name: name, options: options, settings: settings)
+            }
             registration = nil
         } else {
-            registration = try await ServiceRegistration.register(.init(
-                name: options.name, type: options.type, domain: options.domain, port: listener.port,
-                txt: txt, interface: options.interface, conflictPolicy: options.conflictPolicy))
+            do {
+                registration = try await interruption.cancelling { [options, port = listener.port] in
+                    try await ServiceRegistration.register(.init(
+                        name: options.name, type: options.type, domain: options.domain, port: port,
+                        txt: txt, interface: options.interface, conflictPolicy: options.conflictPolicy))
+                }
+            } catch where interruption.signal != nil {
+                // Avahi withdraws a registration whose connection is gone.
+                throw ToolFailure(.signalled(interruption.signal ?? SIGINT), "interrupted before the service was registered: \(error)")
+            }
             wideArea = nil
         }
         let name = wideArea?.name ?? registration?.name ?? ""
@@ -164,7 +181,7 @@ struct SvcPublish {
         let failure = await withCheckedContinuation { (stopped: CheckedContinuation<DNSSDError?, Never>) in
             let once = ResumeOnce(stopped)
             quit.withLock { $0 = once }
-            let signals = TerminationSignals(queue: DispatchQueue(label: "svc.publish.signals")) { _ in once.resume(nil) }
+            interruption.onSignal { once.resume(nil) }
             if let wideArea {
                 refresher.withLock { $0 = Task {
                     while !Task.isCancelled {
@@ -181,7 +198,6 @@ struct SvcPublish {
                             Console.note("could not refresh the registration: \(error); trying again in \(WideAreaPublication.refreshInterval.components.seconds) s")
                         }
                     }
-                    withExtendedLifetime(signals) {}
                 } }
             }
             guard let registration else { return }
@@ -200,7 +216,6 @@ struct SvcPublish {
                         once.resume(error)
                     }
                 }
-                withExtendedLifetime(signals) {}
             }
         }
         await registration?.cancel()
@@ -212,8 +227,30 @@ struct SvcPublish {
         listener.cancel()
         await room.closeAll(within: .seconds(2))
         await printing.value
+        withExtendedLifetime(interruption) {}
         if let failure { throw failure }
         return .success
+    }
+
+    /// The tool's failure when a signal cancelled the first unicast registration: the
+    /// signal's code (130, 143), and whether the zone holds anything of it.
+    static func interruptedFailure(_ outcome: WideAreaPublication.InterruptedOutcome, signal: Int32, name: String,
+                                   options: PublishOptions, settings: PublishOptions.WideArea) -> ToolFailure {
+        let what = "\(signal == SIGTERM ? "stopped by SIGTERM" : "interrupted") before the registration of \"\(name)\" in \(options.domain) completed"
+        switch outcome {
+        case .nothingSent:
+            return ToolFailure(.signalled(signal), "\(what); nothing was sent to the DNS server")
+        case .withdrawn:
+            return ToolFailure(.signalled(signal), "\(what); withdrew what it may have written: nothing of it is left in the zone")
+        case .notWithdrawn(let names, let reason):
+            let listed = names.map { "\"\($0)\"" }.joined(separator: ", ")
+            // Quoted for a POSIX shell, so the line can be pasted as it is.
+            let quoted = { (text: String) in "'" + text.split(separator: "'", omittingEmptySubsequences: false).joined(separator: "'\\''") + "'" }
+            let named = names.count == 1 ? quoted(names[0]) : "NAME"
+            return ToolFailure(.signalled(signal), "\(what), and could not withdraw what it may have written (\(reason)): \(listed) may stay in the zone; "
+                               + "once the server answers, run\(names.count == 1 ? "" : " for each"): svc-publish --withdraw --name \(named) --domain \(options.domain) "
+                               + "--dns-server \(settings.server) --tsig-key \(quoted(settings.keyPath))")
+        }
     }
 }
 

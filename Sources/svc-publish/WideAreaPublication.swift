@@ -32,10 +32,13 @@ final class WideAreaPublication: Sendable {
 
     /// Registers the room.
     /// - Throws: `ToolFailure`: 78 for a key file or name problem, 69 for an unreachable or
-    ///   refusing server, 75 for a timeout, 73 for a conflict under `--conflict fail` (as over mDNS).
+    ///   refusing server, 75 for a timeout, 73 for a conflict under `--conflict fail` (as over mDNS);
+    ///   `Interrupted` when the task was cancelled before the registration completed.
     /// - Parameter key: the room's key: its tag makes the host name the room's own.
     static func register(_ settings: PublishOptions.WideArea, name: String, type: DiscoveryCore.ServiceType, domain: ServiceDomain,
                          port: UInt16, txt: TXTRecord, key roomKey: PublicKeyFingerprint, conflict: DNSSD.ConflictPolicy) async throws -> WideAreaPublication {
+        let server: LDNSServer
+        let first: UnicastDNSSD.ServiceInstance
         do throws(UnicastDNSSDError) {
             let key = try TSIGKey.load(path: settings.keyPath)
             let zone = try DNSName(dotted: domain.name)
@@ -49,10 +52,21 @@ final class WideAreaPublication: Sendable {
             let items = txt.entries.map { Array($0.key.utf8) + ($0.value.map { [UInt8(ascii: "=")] + $0 } ?? []) }
             let instance = try UnicastDNSSD.ServiceInstance(instanceName: name, type: try UnicastDNSSD.ServiceType(type.baseType), zone: zone,
                                                host: try zone.prepending(label), port: port, txt: items, addresses: addresses)
-            let directory = UnicastServiceDirectory(server: LDNSServer(address: settings.server, key: key))
-            let policy: UnicastDNSSD.ConflictPolicy = conflict == .fail ? .fail : .rename
-            let registered = try await directory.register(instance, ttl: ttl, conflict: policy, isOurLeftover: { !isServed(port: $0) })
+            server = LDNSServer(address: settings.server, key: key)
+            first = instance
+        } catch {
+            throw failure(error)
+        }
+        let directory = UnicastServiceDirectory(server: server)
+        let policy: UnicastDNSSD.ConflictPolicy = conflict == .fail ? .fail : .rename
+        // Every name an update goes out for is noted: a cancelled exchange may have been applied.
+        let sent = NotingServer.Log()
+        do throws(UnicastDNSSDError) {
+            let registered = try await UnicastServiceDirectory(server: NotingServer(base: server, log: sent))
+                .register(first, ttl: ttl, conflict: policy, isOurLeftover: { !isServed(port: $0) })
             return WideAreaPublication(directory: directory, policy: policy, instance: registered)
+        } catch where error.code == .cancelled {
+            throw Interrupted(tried: sent.all.compactMap { try? first.renamed($0) }, directory: directory)
         } catch {
             throw ToolFailure(error)
         }

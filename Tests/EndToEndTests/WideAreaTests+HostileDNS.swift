@@ -66,7 +66,6 @@ extension WideAreaTests {
         let registered = try XCTUnwrap(twin.waitForEvent { $0["event"] as? String == "registered" }, twin.transcript)
         XCTAssertEqual(registered["name"] as? String, "\(name) (2)", "a leftover with another key is not ours: renamed")
         XCTAssertEqual(try dig(from: "b", "\(label)\\032(2)._p2pipp._tcp.lab.test.", "SRV").count, 1)
-        Thread.sleep(forTimeInterval: 1)  // its signal handlers are set up after it registered
         twin.signal(SIGTERM)
         XCTAssertEqual(twin.waitForExit(timeout: 10), 0, twin.transcript)
 

@@ -78,7 +78,8 @@ final class WideAreaTests: XCTestCase {
         // The host name is a's, tagged with the room key's first 4 bytes (the room's own name).
         XCTAssertEqual(added["host"] as? String, "\(lan)-a-\(try keyTag(key)).lab.test.")
         XCTAssertEqual(added["port"] as? Int, port)
-        XCTAssertEqual(added["addresses"] as? [String], ["10.78.1.1"])
+        // Both families are routed: the A and the AAAA of a's ULA address.
+        XCTAssertEqual(added["addresses"] as? [String], ["10.78.1.1", "fd78:1::1"])
         XCTAssertEqual(added["txt"] as? NSDictionary, ["key": key])
         XCTAssertNotNil(browser.waitForEvent { $0["event"] as? String == "complete" }, browser.transcript)
 
