@@ -141,10 +141,12 @@ final class ToolProcess: @unchecked Sendable {
         return raw & 0x7F == 0 ? (raw >> 8) & 0xFF : 128 + (raw & 0x7F)
     }
 
-    /// Lets the pipes drain so the last lines are collected, then returns `status`.
+    /// Lets the pipes drain so the last lines are collected, then returns `status`. 5 s: with
+    /// 2 s, `svc-publish --help` once read as exit 0 with no output at load 17, its pipes' readers
+    /// not yet scheduled. A pipe a child of the tool keeps open costs at most these 5 s.
     private func drained(_ status: Int32) -> Int32 {
         lock.lock()
-        let drainDeadline = Date().addingTimeInterval(2)
+        let drainDeadline = Date().addingTimeInterval(5)
         while openStreams > 0 && lock.wait(until: drainDeadline) {}
         lock.unlock()
         return status
