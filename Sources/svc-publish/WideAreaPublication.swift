@@ -55,7 +55,7 @@ final class WideAreaPublication: Sendable {
             server = LDNSServer(address: settings.server, key: key)
             first = instance
         } catch {
-            throw failure(error)
+            throw ToolFailure(error)
         }
         let directory = UnicastServiceDirectory(server: server)
         let policy: UnicastDNSSD.ConflictPolicy = conflict == .fail ? .fail : .rename
