@@ -40,17 +40,17 @@ final class RoomClientAsyncTests: XCTestCase {
 
     /// Connects and answers as a server that acknowledges text; returns the server's end.
     /// Nothing takes the client's events meanwhile.
-    func join(_ client: RoomClient) async throws -> RawPeer {
+    func join(_ client: RoomClient, capabilities: Message.Capabilities = .all) async throws -> RawPeer {
         let joining = Task { try await client.connect() }
         try await pump("the client to connect") { opened.withLock { !$0.isEmpty } }
         let server = queue.sync { RawPeer(opened.withLock { $0[0] }) }
         try await pump("HELLO") { server.messages.contains { if case .hello = $0 { true } else { false } } }
         queue.sync {
-            server.send(.hello(.init(name: "room")))
+            server.send(.hello(.init(capabilities: capabilities, name: "room")))
             server.send(.welcome(name: "alice"))
             scheduler.run()
         }
-        try await joining.value
+        try await withTimeout("the join") { try await joining.value }
         return server
     }
 
