@@ -16,8 +16,9 @@ public struct EventSequence<Element: Sendable>: AsyncSequence, Sendable {
 
     public func makeAsyncIterator() -> Iterator { Iterator(executor: executor, buffer: buffer) }
 
-    /// Takes the next event, waiting for it on the owner's executor.
-    public struct Iterator: AsyncIteratorProtocol {
+    /// Takes the next event, waiting for it on the owner's executor. It holds no state of its
+    /// own: every iterator of one sequence takes from the same buffer.
+    public struct Iterator: AsyncIteratorProtocol, Sendable {
         let executor: any Executor
         let buffer: @Sendable () -> EventBuffer<Element>
 
