@@ -172,7 +172,7 @@ let package = Package(
         .testTarget(name: "PeerTrustTests", dependencies: ["PeerTrust", "TransportCore", "DiscoveryCore"]),
         .testTarget(name: "MessagingTests", dependencies: ["Messaging", "MessagingCore", "MessagingTesting", "RoomCodeExchange", "TransportCore", "TransportPOSIX"]),
         .testTarget(name: "DNSSDTests", dependencies: ["DNSSD", "DiscoveryCore"]),
-        .testTarget(name: "TransportPOSIXTests", dependencies: ["TransportPOSIX", "TransportCore"]),
+        .testTarget(name: "TransportPOSIXTests", dependencies: ["TransportPOSIX", "TransportCore", "MessagingTesting"]),
         .testTarget(name: "SecureTransportTests", dependencies: ["SecureTransport", "CSSL", "RoomCodeExchange", "MessagingTesting", "TransportCore", "TransportPOSIX"]),
         .testTarget(name: "RoomCodeExchangeTests", dependencies: ["RoomCodeExchange", "TransportCore"]),
         .testTarget(name: "CommandLineSupportTests", dependencies: ["CommandLineSupport", "DNSSD"]),

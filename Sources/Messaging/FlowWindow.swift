@@ -1,14 +1,12 @@
-import Dispatch
 import Synchronization
 
 /// How much a producer may have on its way at once: it takes room before handing work over
 /// and the consumer gives the room back when the work is done, so a producer faster than the
-/// network waits instead of filling memory. One thread at a time may wait in the blocking
-/// `acquire`; any number of tasks may wait in the async one, served in order.
+/// network waits instead of filling memory. Any number of tasks may wait in `acquire`,
+/// served in order.
 final class FlowWindow: Sendable {
     private struct State {
         var used = 0
-        var waiting = false
         var closed = false
         /// Tasks waiting for room, oldest first.
         var tasks: [(waiter: FlowWaiter, amount: Int, continuation: CheckedContinuation<Void, any Error>)] = []
@@ -18,27 +16,8 @@ final class FlowWindow: Sendable {
 
     let limit: Int
     private let state = Mutex(State())
-    private let wakeUp = DispatchSemaphore(value: 0)
 
     init(limit: Int) { self.limit = max(1, limit) }
-
-    /// Waits, blocking the thread, until `amount` fits (anything fits when nothing is on its
-    /// way), then takes it.
-    func acquire(_ amount: Int) {
-        while true {
-            let taken = state.withLock { state -> Bool in
-                if state.fits(amount, limit: limit) {
-                    state.used += amount
-                    state.waiting = false
-                    return true
-                }
-                state.waiting = true
-                return false
-            }
-            if taken { return }
-            wakeUp.wait()
-        }
-    }
 
     /// Suspends until `amount` fits, after the tasks that waited before, then takes it.
     /// - Throws: `CancellationError` when the task is cancelled while waiting; nothing is
@@ -76,23 +55,19 @@ final class FlowWindow: Sendable {
 
     /// Gives `amount` back, and wakes who now fits.
     func release(_ amount: Int) {
-        let (wake, ready) = state.withLock { state in
+        let ready = state.withLock { state in
             state.used = max(0, state.used - amount)
-            defer { state.waiting = false }
-            return (state.waiting, admitTasks(&state))
+            return admitTasks(&state)
         }
-        if wake { wakeUp.signal() }
         for continuation in ready { continuation.resume() }
     }
 
     /// Nothing waits any more, now or later (the session is over).
     func close() {
-        let (wake, ready) = state.withLock { state in
+        let ready = state.withLock { state in
             state.closed = true
-            defer { state.waiting = false }
-            return (state.waiting, admitTasks(&state))
+            return admitTasks(&state)
         }
-        if wake { wakeUp.signal() }
         for continuation in ready { continuation.resume() }
     }
 

@@ -91,6 +91,8 @@ public final class PeerLink: @unchecked Sendable {
         case files
         /// Relayed data waits for room in this peer's outbox (`FileRelay`).
         case relay
+        /// Lines wait for room in this peer's outbox (`RoomClient.send`, `RoomServer.send`).
+        case sender
     }
     /// The capabilities of the first HELLO this side sent and of the first it received.
     private var sentCapabilities: Message.Capabilities?
@@ -203,7 +205,7 @@ public final class PeerLink: @unchecked Sendable {
         guard !drainHandlers.isEmpty else { return connection.whenDrained(nil) }
         connection.whenDrained { [weak self] in
             guard let self else { return }
-            for waiter in [DrainWaiter.files, .relay] { drainHandlers[waiter]?() }
+            for waiter in [DrainWaiter.files, .relay, .sender] { drainHandlers[waiter]?() }
         }
     }
 

@@ -1,6 +1,3 @@
-import Synchronization
-import TransportCore
-
 extension RoomClient {
     /// The client's events, in the order they happened, as an async sequence: iterate it from
     /// one task while the session runs. It ends once the session's outcome is decided (`run()`
@@ -16,33 +13,8 @@ extension RoomClient {
     ///
     /// - Important: one task iterates at a time. A cancelled `next()` returns nil and takes no
     ///   event: what was buffered stays for the next call.
-    public var events: Events { Events(client: self) }
+    public var events: Events { Events(executor: executor, buffer: { [self] in eventBuffer }) }
 
     /// See `RoomClient.events`.
-    public struct Events: AsyncSequence, Sendable {
-        public typealias Element = Event
-        let client: RoomClient
-
-        public func makeAsyncIterator() -> Iterator { Iterator(client: client) }
-
-        /// Takes the next event, waiting for it on the client's executor.
-        public struct Iterator: AsyncIteratorProtocol {
-            let client: RoomClient
-
-            /// The next event, or nil when the session ended (and every event was taken) or
-            /// the calling task was cancelled.
-            public mutating func next() async -> Event? {
-                let client = self.client
-                let waiter = EventWaiter()
-                return await withTaskCancellationHandler {
-                    await withCheckedContinuation { (continuation: CheckedContinuation<Event?, Never>) in
-                        client.executor.execute { client.eventBuffer.next(waiter, continuation) }
-                    }
-                } onCancel: {
-                    waiter.cancelled.store(true, ordering: .sequentiallyConsistent)
-                    client.executor.execute { client.eventBuffer.cancel(waiter) }
-                }
-            }
-        }
-    }
+    public typealias Events = EventSequence<Event>
 }

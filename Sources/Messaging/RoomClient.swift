@@ -46,10 +46,10 @@ public final class RoomClient: @unchecked Sendable {
         /// client slows down and gives up as it would against a server that never answers.
         public var stableConnection: Duration = .seconds(30)
         /// Lines kept while disconnected; more are reported as not sent (`submit`; see
-        /// `send` and `submitWhenRoom` for producers that can wait instead).
+        /// `send` for producers that can wait instead).
         public var queueLimit = 1000
-        /// Text that `send` and `submitWhenRoom` let be on their way (queued or not yet acknowledged) at
-        /// once: what a reconnect sends again in one go stays far below a connection's outbox.
+        /// Text that `send` lets be on its way (queued or not yet acknowledged) at once: what a
+        /// reconnect sends again in one go stays far below a connection's outbox.
         public var maximumBytesInFlight = 1 << 20
         public var heartbeatInterval: Duration = .seconds(15)
         /// Once input has ended (`finish`), how long the server may go without acknowledging
@@ -188,6 +188,8 @@ public final class RoomClient: @unchecked Sendable {
     let eventBuffer: EventBuffer<Event>
     let window: FlowWindow
     // All below: on `executor`.
+    /// `send`s waiting for the connection's outbox to drain below `outboxMark`, in order.
+    let senders = PendingSends<RoomCommand>()
     var link: PeerLink?
     private var files: FileTransfers?
     private var joined = false
@@ -369,17 +371,8 @@ public final class RoomClient: @unchecked Sendable {
         }
     }
 
-    /// Like `submit`, but first waits, blocking the calling thread, until the text on its way
-    /// (queued, or sent and not yet acknowledged) leaves room for this line: a producer faster
-    /// than the network (a 50 MB pipe) is slowed down instead of filling memory or losing lines.
-    /// - Important: call it from a thread of the producer's own (e.g. the one reading standard
-    ///   input), never from a queue that the client's events need.
-    public func submitWhenRoom(_ command: RoomCommand) {
-        if Self.holdsWindow(command) { window.acquire(Self.weight(of: command)) }
-        enqueue(command, reserved: true)
-    }
-
-    /// Sends a line (queued while disconnected).
+    /// Sends a line without waiting (queued while disconnected; a full queue reports it as
+    /// not sent). A producer that can wait uses `send`, which suspends while the room is slow.
     public func submit(_ command: RoomCommand) {
         enqueue(command, reserved: false)
     }
@@ -687,6 +680,9 @@ public final class RoomClient: @unchecked Sendable {
         guard ended === link else { return }
         // The events end with the session, once its connection is gone too.
         defer { if isOver { eventBuffer.finish() } }
+        // Sends that waited for this connection's outbox queue for the next one (or fail, if
+        // the session ends here: `end`).
+        defer { admitSenders() }
         let wasJoined = joined
         // A connection that stayed up long enough starts reconnecting and looking afresh.
         if let joinedAt, scheduler.now - joinedAt >= options.stableConnection {
@@ -803,6 +799,7 @@ public final class RoomClient: @unchecked Sendable {
         guard !isOver else { return }
         self.result = result
         window.close()
+        failSenders()
         outcome?.resume(returning: result)
         outcome = nil
         if let link { link.connection.close() } else { eventBuffer.finish() }

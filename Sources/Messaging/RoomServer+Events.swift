@@ -1,6 +1,3 @@
-import Synchronization
-import TransportCore
-
 extension RoomServer {
     /// The room's events, in the order they happened, as an async sequence: iterate it from
     /// one task while the room runs. It ends once `closeAll` returned and every event before
@@ -15,33 +12,8 @@ extension RoomServer {
     ///
     /// - Important: one task iterates at a time. A cancelled `next()` returns nil and takes no
     ///   event: what was buffered stays for the next call.
-    public var events: Events { Events(room: self) }
+    public var events: Events { Events(executor: scheduler, buffer: { [self] in eventBuffer }) }
 
     /// See `RoomServer.events`.
-    public struct Events: AsyncSequence, Sendable {
-        public typealias Element = Event
-        let room: RoomServer
-
-        public func makeAsyncIterator() -> Iterator { Iterator(room: room) }
-
-        /// Takes the next event, waiting for it on the room's scheduler.
-        public struct Iterator: AsyncIteratorProtocol {
-            let room: RoomServer
-
-            /// The next event, or nil when the room closed (and every event was taken) or the
-            /// calling task was cancelled.
-            public mutating func next() async -> Event? {
-                let room = self.room
-                let waiter = EventWaiter()
-                return await withTaskCancellationHandler {
-                    await withCheckedContinuation { (continuation: CheckedContinuation<Event?, Never>) in
-                        room.scheduler.execute { room.eventBuffer.next(waiter, continuation) }
-                    }
-                } onCancel: {
-                    waiter.cancelled.store(true, ordering: .sequentiallyConsistent)
-                    room.scheduler.execute { room.eventBuffer.cancel(waiter) }
-                }
-            }
-        }
-    }
+    public typealias Events = EventSequence<Event>
 }

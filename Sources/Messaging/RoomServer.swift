@@ -35,7 +35,7 @@ public final class RoomServer: @unchecked Sendable {
         public var handshakeTimeout: Duration = .seconds(10)
         public var heartbeatInterval: Duration = .seconds(15)
         /// How long a member may keep more than 1 MiB waiting while the operator's input
-        /// waits for it (see `isCongested`).
+        /// waits for it (see `send`); it is dropped with `too-slow` then.
         public var slowMemberTimeout: Duration = .seconds(30)
         /// Where received files go; nil refuses files.
         public var inbox: Inbox?
@@ -100,12 +100,20 @@ public final class RoomServer: @unchecked Sendable {
     let eventBuffer: EventBuffer<Event>
     let scheduler: any Scheduler
     private let fileWork: (any Executor)?
-    private var roster = Roster()
+    var roster = Roster()
     private var sessions = TextSessions()
     private var bindings: NameBindings
     private var history: RoomHistory
     /// Every connection, by a number of its own (members get a member number only when they join).
-    private var members: [Int: Member] = [:]
+    var members: [Int: Member] = [:]
+    /// The operator's `send`s waiting for members' outboxes, in order.
+    let senders = PendingSends<PendingSend>()
+    /// Members whose outbox drain a waiting send watches.
+    var senderWatches: Set<Int> = []
+    /// When the first member a waiting send needs becomes too slow.
+    var slowMemberCheck: (any ScheduledWork)?
+    /// `closeAll` began: `send` takes nothing more.
+    var isClosing = false
     private var nextID = 1
     /// The member number the next member that joins gets (#1, #2, ...).
     private var nextMemberNumber = 1
@@ -506,6 +514,7 @@ public final class RoomServer: @unchecked Sendable {
 
     private func ended(_ member: Member, _ reason: PeerLink.EndReason) {
         members[member.id] = nil
+        sendersLose(member, reason)
         if member.codeSteps.state == .awaitingConfirmation {
             member.codeSteps.failed()
             member.responder = nil
@@ -572,31 +581,8 @@ public final class RoomServer: @unchecked Sendable {
         }
     }
 
-    /// Whether some member has more than 1 MiB waiting to be sent to it: a producer of text
-    /// for the room (the operator's input) should wait until it is not. A member that stays so
-    /// for `slowMemberTimeout` is dropped with `too-slow` (a member that talks but never reads
-    /// counts as alive for the heartbeat), so the wait always ends.
-    public func isCongested() -> Bool {
-        let now = scheduler.now
-        var congested = false
-        for member in members.values where member.name != nil && member.link.isOpen {
-            guard member.link.connection.bufferedByteCount > 1 << 20 else {
-                member.congestedSince = nil
-                continue
-            }
-            let since = member.congestedSince ?? now
-            member.congestedSince = since
-            if now - since >= options.slowMemberTimeout {
-                member.link.reject(ProtocolError(.tooSlow,
-                    "more than 1 MiB waited to be sent to you for \(options.slowMemberTimeout.secondsText); read faster or rejoin"))
-            } else {
-                congested = true
-            }
-        }
-        return congested
-    }
-
-    /// A line from the operator: text for everyone, or a command (see `RoomCommand`).
+    /// A line from the operator: text for everyone, or a command (see `RoomCommand`), done at
+    /// once, however full the members' outboxes are (`send` waits for them).
     public func perform(_ command: RoomCommand) {
         switch command {
         case .say(let text):
@@ -641,7 +627,11 @@ public final class RoomServer: @unchecked Sendable {
     /// Says goodbye to every member and waits until they are gone or `timeout` passed; then
     /// `events` ends (after what was buffered).
     public func closeAll(within timeout: Duration) async {
-        await scheduler.submit { [self] in members.values.forEach { $0.link.goodbye("the server is shutting down") } }
+        await scheduler.submit { [self] in
+            isClosing = true
+            failSenders()
+            members.values.forEach { $0.link.goodbye("the server is shutting down") }
+        }
         let deadline = ContinuousClock.now + timeout
         while ContinuousClock.now < deadline, !(await scheduler.submit { [self] in members.isEmpty }) {
             try? await Task.sleep(for: .milliseconds(20))

@@ -101,10 +101,11 @@ struct SvcConnect {
         for file in options.files { await send(.send(to: nil, path: file), as: "file \(file)", to: client, printer) }
         if let message = options.message { await send(.say(message), as: message, to: client, printer) }
         let signalQueue = DispatchQueue(label: "svc.connect.signals")
+        var reading: Task<Void, Never>?
         if !interactive {
             client.finish()
         } else {
-            readCommands(into: client)
+            reading = readCommands(into: client)
         }
         let interruptedBy = Mutex<Int32?>(nil)
         let signals = TerminationSignals(queue: signalQueue) { number in
@@ -113,6 +114,7 @@ struct SvcConnect {
         }
         let outcome = await client.run()
         withExtendedLifetime(signals) {}
+        reading?.cancel() // a send still waiting ends (the session is over); nothing more is read
         // Every event, up to the last line reported as not sent, is printed before the summary.
         await printing.value
         let undelivered = printer.undelivered
@@ -158,32 +160,34 @@ struct SvcConnect {
 
     /// Reads standard input: each line is text for the room or a command. A mistake (an
     /// unknown command, a file that cannot be sent) is reported and changes nothing else;
-    /// `/quit` ends input as Ctrl-D does, and what is typed after it is ignored.
-    static func readCommands(into client: RoomClient) {
-        let ended = Atomic(false)
-        StandardInputLines.start(onLine: { line in
-            guard !ended.load(ordering: .relaxed) else { return }
-            do throws(ProtocolError) {
-                let command = try RoomCommand(parsing: line, peerInSend: false).expandingHome(getenv("HOME").map { String(cString: $0) })
+    /// `/quit` ends input as Ctrl-D does, and what is typed after it is ignored. Each line
+    /// waits in `send` while the room is slow: a pipe is read only as fast as the room takes
+    /// it. Reading stops when the session ends (Ctrl-C, the room gone) or the task is cancelled.
+    static func readCommands(into client: RoomClient) -> Task<Void, Never> {
+        Task {
+            for await line in StandardInputLines.lines() {
+                let command: RoomCommand
+                do throws(ProtocolError) {
+                    command = try RoomCommand(parsing: line, peerInSend: false).expandingHome(getenv("HOME").map { String(cString: $0) })
+                } catch {
+                    Console.note(error.message)
+                    continue
+                }
                 switch command {
                 case .help: Console.note(RoomCommand.summary + "; " + leaving)
-                case .quit:
-                    ended.store(true, ordering: .relaxed)
-                    client.finish()
-                case .send(_, let path):
-                    if let problem = FileTransfers.problem(sending: path) { return Console.note(problem.message + "; nothing was sent") }
-                    client.submit(command)
+                case .quit: return client.finish()
+                case .send(_, let path) where FileTransfers.problem(sending: path) != nil:
+                    Console.note((FileTransfers.problem(sending: path)?.message ?? path) + "; nothing was sent")
                 default:
-                    // Waits while the text on its way fills the window: a pipe is read only as
-                    // fast as the room takes it.
-                    client.submitWhenRoom(command)
+                    do {
+                        try await client.send(command)
+                    } catch {
+                        return // the session is over (its end is reported), or we were cancelled
+                    }
                 }
-            } catch {
-                Console.note(error.message)
             }
-        }, onEnd: {
-            if !ended.exchange(true, ordering: .relaxed) { client.finish() }
-        })
+            if !Task.isCancelled { client.finish() } // end of input (Ctrl-D)
+        }
     }
 
     /// ", services seen: 'a', 'b'" from a short browse, to help with a misspelt name.

@@ -146,35 +146,33 @@ struct SvcPublish {
                                                 identity: identity, allowsPlaintext: options.allowPlaintext, refusal: refusal),
                         neighbour: neighbour)
         }
-        let pacing = Mutex(0)
         /// Ends the room as SIGINT does; set once the room is up.
         let quit = Mutex<ResumeOnce<DNSSDError?>?>(nil)
-        StandardInputLines.start(onLine: { line in
-            // Every 256 KiB of input, wait while a member's outbox is over its mark: a pipe
-            // into the room is read as fast as the members take it, and nobody is cut off.
-            let checkNow = pacing.withLock { sinceCheck -> Bool in
-                sinceCheck += line.utf8.count + 1
-                guard sinceCheck >= 1 << 18 else { return false }
-                sinceCheck = 0
-                return true
-            }
-            if checkNow {
-                // nil: the loop has stopped (the room is closing); stop pacing.
-                while loop.runAndWaitUnlessStopped({ room.isCongested() }) ?? false { usleep(10_000) }
-            }
-            loop.execute {
+        // The operator's lines, each sent once the members' outboxes have room (`send`): a pipe
+        // into the room is read as fast as the members take it, and nobody is cut off.
+        let reading = Task {
+            for await line in StandardInputLines.lines() {
+                let command: RoomCommand
                 do throws(ProtocolError) {
-                    let command = try RoomCommand(parsing: line, peerInSend: true).expandingHome(getenv("HOME").map { String(cString: $0) })
-                    switch command {
-                    case .quit: quit.withLock { $0 }?.resume(nil)
-                    case .help: Console.note(RoomCommand.publisherSummary + "; " + leaving)
-                    default: room.perform(command)
-                    }
+                    command = try RoomCommand(parsing: line, peerInSend: true).expandingHome(getenv("HOME").map { String(cString: $0) })
                 } catch {
                     Console.note(error.message)
+                    continue
+                }
+                switch command {
+                case .quit: quit.withLock { $0 }?.resume(nil)
+                case .help: Console.note(RoomCommand.publisherSummary + "; " + leaving)
+                default:
+                    do {
+                        try await room.send(command)
+                    } catch is CancellationError {
+                        return // the room is closing
+                    } catch {
+                        Console.note("\(error)")
+                    }
                 }
             }
-        }, onEnd: {})
+        }
 
         /// Renews a unicast registration while the room runs; stopped before the withdrawal.
         let refresher = Mutex<Task<Void, Never>?>(nil)
@@ -225,6 +223,7 @@ struct SvcPublish {
         }
         await wideArea?.withdraw()
         listener.cancel()
+        reading.cancel()
         await room.closeAll(within: .seconds(2))
         await printing.value
         withExtendedLifetime(interruption) {}

@@ -40,18 +40,26 @@ final class RoomClientAsyncTests: XCTestCase {
 
     /// Connects and answers as a server that acknowledges text; returns the server's end.
     /// Nothing takes the client's events meanwhile.
-    func join(_ client: RoomClient) async throws -> RawPeer {
+    func join(_ client: RoomClient, capabilities: Message.Capabilities = .all) async throws -> RawPeer {
         let joining = Task { try await client.connect() }
         try await pump("the client to connect") { opened.withLock { !$0.isEmpty } }
         let server = queue.sync { RawPeer(opened.withLock { $0[0] }) }
         try await pump("HELLO") { server.messages.contains { if case .hello = $0 { true } else { false } } }
         queue.sync {
-            server.send(.hello(.init(name: "room")))
+            server.send(.hello(.init(capabilities: capabilities, name: "room")))
             server.send(.welcome(name: "alice"))
             scheduler.run()
         }
-        try await joining.value
+        try await withTimeout("the join") { try await joining.value }
         return server
+    }
+
+    /// The client's next event, taken by a fresh iterator (they hold no state), bounded.
+    func nextEvent(_ client: RoomClient) async throws -> RoomClient.Event? {
+        try await withTimeout("the next event") {
+            var iterator = client.events.makeAsyncIterator()
+            return await iterator.next()
+        }
     }
 
     func texts(_ server: RawPeer) -> [String] {
@@ -83,7 +91,7 @@ final class RoomClientAsyncTests: XCTestCase {
             server.stream.close()
             scheduler.run()
         }
-        let outcome = await client.run()
+        let outcome = try await withTimeout("the session's outcome") { await client.run() }
         XCTAssertEqual(outcome, .closedByServer("said goodbye: closing"))
         try await pump("the end of the events") { ended.withLock { $0 } }
         let all = events.withLock { $0 }
@@ -125,22 +133,21 @@ final class RoomClientAsyncTests: XCTestCase {
     func testACancelledNextReturnsNilAndTakesNoEvent() async throws {
         let client = makeClient()
         let server = try await join(client)
-        var iterator = client.events.makeAsyncIterator()
         // The three events of the join are buffered; take them.
-        for _ in 0..<3 { _ = await iterator.next() }
+        for _ in 0..<3 { _ = try await nextEvent(client) }
         let waiting = Task { () -> RoomClient.Event? in
             var iterator = client.events.makeAsyncIterator()
             return await iterator.next()
         }
         try await Task.sleep(for: .milliseconds(20))
         waiting.cancel()
-        let cancelled = await waiting.value
+        let cancelled = try await withTimeout("the cancelled next()") { await waiting.value }
         XCTAssertNil(cancelled)
         queue.sync {
             server.send(.text(from: "bob", to: "", text: "after"))
             scheduler.run()
         }
-        guard case .text(_, _, "after") = await iterator.next() else { return XCTFail("the line after the cancellation was lost") }
+        guard case .text(_, _, "after") = try await nextEvent(client) else { return XCTFail("the line after the cancellation was lost") }
         client.stop()
     }
 
@@ -150,7 +157,7 @@ final class RoomClientAsyncTests: XCTestCase {
         let server = try await join(client)
         let first = String(repeating: "a", count: 50)
         let second = String(repeating: "b", count: 50)
-        try await client.send(.say(first))
+        try await withTimeout("the first send") { try await client.send(.say(first)) }
         try await pump("the first line") { texts(server) == [first] }
         let sent = Locked(false)
         let sending = Task {
@@ -162,7 +169,7 @@ final class RoomClientAsyncTests: XCTestCase {
         queue.sync { XCTAssertEqual(texts(server), [first]) }
         queue.sync { _ = server.send(.acknowledged(through: 1)) }
         try await pump("the second line") { texts(server) == [first, second] }
-        try await sending.value
+        try await withTimeout("the second send") { try await sending.value }
         XCTAssertTrue(sent.withLock { $0 })
         client.stop()
     }
@@ -171,18 +178,18 @@ final class RoomClientAsyncTests: XCTestCase {
         let client = makeClient(maximumBytesInFlight: 100)
         let server = try await join(client)
         let first = String(repeating: "a", count: 50)
-        try await client.send(.say(first))
+        try await withTimeout("the first send") { try await client.send(.say(first)) }
         let sending = Task { try await client.send(.say(String(repeating: "c", count: 50))) } // 66 more: does not fit
         try await Task.sleep(for: .milliseconds(20))
         sending.cancel()
         do {
-            try await sending.value
+            try await withTimeout("the cancelled send") { try await sending.value }
             XCTFail("a cancelled send returned as if queued")
         } catch is CancellationError {}
         // The room it would have taken is not held: once the first is confirmed, another fits.
         queue.sync { _ = server.send(.acknowledged(through: 1)) }
         try await pump("the acknowledgement") { true }
-        try await client.send(.say("next"))
+        try await withTimeout("the next send") { try await client.send(.say("next")) }
         try await pump("the next line") { texts(server) == [first, "next"] }
         client.stop()
     }
@@ -194,10 +201,10 @@ final class RoomClientAsyncTests: XCTestCase {
         let result = Task { await client.run() }
         try await pump("the end of the session") { scheduler.advance(by: .seconds(1)); return true }
         for _ in 0..<10 { queue.sync { scheduler.advance(by: .seconds(1)) } }
-        let outcome = await result.value
+        let outcome = try await withTimeout("the session's outcome") { await result.value }
         XCTAssertEqual(outcome, .interrupted)
         do {
-            try await client.send(.say("late"))
+            try await withTimeout("the late send") { try await client.send(.say("late")) }
             XCTFail("a send after the end returned as if queued")
         } catch is RoomClient.SessionEnded {}
     }

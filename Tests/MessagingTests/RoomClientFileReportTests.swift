@@ -52,7 +52,7 @@ final class RoomClientFileReportTests: XCTestCase {
             client.stop()
             throw error
         }
-        try await joining.value
+        try await withTimeout("the join") { try await joining.value }
         return (client, room)
     }
 

@@ -62,7 +62,11 @@ final class RoomClientRoomCodeTests: XCTestCase {
             queue.sync { eachTurn(); _ = scheduler.run() }
             try? await Task.sleep(for: .milliseconds(1))
         }
-        return await joining.result
+        do {
+            return try await withTimeout("the join") { await joining.result }
+        } catch {
+            return .failure(error)
+        }
     }
 
     func protocolCode(_ result: Result<Void, any Error>) -> ProtocolError.Code? {

@@ -58,6 +58,7 @@ final class RoomClientTests: XCTestCase {
             try await Task.sleep(for: .milliseconds(1))
         }
         XCTFail("timed out waiting for \(what)")
+        throw TimedOut()
     }
 
     /// Connects (unless the client reconnects by itself) and answers as a server that
@@ -72,7 +73,7 @@ final class RoomClientTests: XCTestCase {
             server.send(.welcome(name: "alice"))
             scheduler.run()
         }
-        try await joining?.value
+        try await withTimeout("the join") { try await joining?.value }
         try await pump("the welcome") { events.withLock { $0.count { if case .joined = $0 { true } else { false } } } > connection }
         return server
     }
@@ -124,7 +125,7 @@ final class RoomClientTests: XCTestCase {
         queue.sync { _ = server.send(.acknowledged(through: 1)) }
         try await pump("GOODBYE") { server.messages.contains(.goodbye(reason: "done")) }
         queue.sync { server.stream.close() }
-        let outcome = await client.run()
+        let outcome = try await withTimeout("the session's outcome") { await client.run() }
         XCTAssertEqual(outcome, .finished)
     }
 
@@ -207,7 +208,7 @@ extension RoomClientTests {
             scheduler.advance(by: .milliseconds(250))
             return result.withLock { $0 } != nil
         }
-        await waiting.value
+        try await withTimeout("the session's outcome") { await waiting.value }
         return result.withLock { $0 }
     }
 
@@ -217,7 +218,7 @@ extension RoomClientTests {
         client.submit(.say("unconfirmed"))
         try await pump("the line") { texts(server).count == 1 }
         closeRoom(server)
-        let outcome = await client.run()
+        let outcome = try await withTimeout("the session's outcome") { await client.run() }
         XCTAssertEqual(outcome, .closedByServer("said goodbye: the server is shutting down"))
         try await pump("the end of the events") { eventsEnded.withLock { $0 } }
         XCTAssertEqual(count { if case .notSent = $0 { true } else { false } }, 1)
@@ -231,7 +232,7 @@ extension RoomClientTests {
         try await pump("the room-closed event") { count { if case .roomClosed = $0 { true } else { false } } == 1 }
         client.submit(.say("nobody will read this"))
         client.finish()
-        let outcome = await client.run()
+        let outcome = try await withTimeout("the session's outcome") { await client.run() }
         XCTAssertEqual(outcome, .closedByServer("said goodbye: the server is shutting down"))
         XCTAssertTrue(events.withLock { $0.contains { if case .notSent("nobody will read this") = $0 { true } else { false } } })
     }
@@ -242,7 +243,7 @@ extension RoomClientTests {
         closeRoom(server)
         try await pump("the room-closed event") { count { if case .roomClosed = $0 { true } else { false } } == 1 }
         client.finish()
-        let outcome = await client.run()
+        let outcome = try await withTimeout("the session's outcome") { await client.run() }
         XCTAssertEqual(outcome, .finished)
     }
 

@@ -64,7 +64,7 @@ final class RoomServerEventsTests: XCTestCase {
             if member.messages.contains(where: { if case .goodbye = $0 { true } else { false } }) { member.stream.close() }
             return ended.withLock { $0 }
         }
-        await closing.value
+        try await withTimeout("closeAll") { await closing.value }
         guard case .left = events.withLock({ $0.last }) else { return XCTFail("alice's leaving is not the last event") }
     }
 }

@@ -1,4 +1,5 @@
 import Foundation
+import MessagingTesting
 import Synchronization
 import TransportCore
 import TransportPOSIX
@@ -20,8 +21,13 @@ final class ConnectionLoopTests: XCTestCase {
         listener.start(on: loop) { socket, _ in accepted.continuation.yield(socket) }
         let (socket, winner) = try await TCPConnector.connect(to: [SocketEndpoint(address: IPAddress(bytes: [127, 0, 0, 1])!, port: listener.port)],
                                                              on: loop)
-        var iterator = accepted.stream.makeAsyncIterator()
-        guard let serverSocket = await iterator.next() else { throw TransportError("accept", message: "nothing accepted") }
+        // The loop's thread accepts: bounded, so that a bug fails the test instead of hanging the run.
+        let stream = accepted.stream
+        let first = try await withTimeout("the accept") {
+            var iterator = stream.makeAsyncIterator()
+            return await iterator.next()
+        }
+        guard let serverSocket = first else { throw TransportError("accept", message: "nothing accepted") }
         return (Connection(socket: serverSocket, peer: nil, loop: loop), Connection(socket: socket, peer: winner, loop: loop), listener)
     }
 

@@ -1,0 +1,153 @@
+import MessagingCore
+import TransportCore
+
+extension RoomServer {
+    /// A line given to `send` was not sent: the member it was for left while it waited, or
+    /// the room is closing.
+    public struct SendFailed: Error, Sendable, Hashable, CustomStringConvertible {
+        public let message: String
+
+        public init(_ message: String) { self.message = message }
+
+        public var description: String { message }
+    }
+
+    /// Bytes waiting in a member's outbox above which `send` waits for it to drain.
+    public static let outboxMark = 1 << 20
+
+    /// A `send` waiting for room: its command, and the member it is for (a line or a file to
+    /// one member), found when it was given.
+    struct PendingSend {
+        let command: RoomCommand
+        let recipient: Int?
+    }
+
+    /// Performs an operator's command (`perform`), suspending first while an outbox it goes to
+    /// is over `outboxMark`: every member's for a line to everyone, the recipient's for a line
+    /// or a file to one member (files then have flow control of their own). Sends wait in
+    /// order: a later one never passes an earlier one. A member that keeps more than the mark
+    /// waiting for `Options.slowMemberTimeout` is dropped with `too-slow` (a member that talks
+    /// but never reads counts as alive for the heartbeat), so a line to everyone always goes
+    /// in the end. Returns once the command was performed; what came of it comes as events.
+    /// - Throws: `CancellationError` when the task is cancelled while waiting (nothing of the
+    ///   command was done); `SendFailed` when its recipient leaves while it waits, or when the
+    ///   room is closing (`closeAll`).
+    public func send(_ command: RoomCommand) async throws {
+        let waiter = SendWaiter()
+        try await withTaskCancellationHandler {
+            try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
+                scheduler.execute { [self] in
+                    guard !isClosing else {
+                        return continuation.resume(throwing: SendFailed("the room is closing: \(Self.describe(command)) was not sent"))
+                    }
+                    let pending = PendingSend(command: command, recipient: recipient(of: command))
+                    if senders.isEmpty, blockers(of: pending).isEmpty {
+                        perform(command)
+                        return continuation.resume()
+                    }
+                    guard senders.append(waiter, pending, continuation) else { return }
+                    watchBlockers()
+                }
+            }
+        } onCancel: {
+            waiter.cancelled.store(true, ordering: .sequentiallyConsistent)
+            scheduler.execute { [self] in
+                _ = senders.cancel(waiter)
+                admitSenders() // the first one may have waited for members the next does not need
+            }
+        }
+    }
+
+    /// The member a command is for, if it names one that is in the room.
+    private func recipient(of command: RoomCommand) -> Int? {
+        switch command {
+        case .message(let to, _), .send(let to?, _): roster.id(named: to)
+        case .say, .who, .send(nil, _), .help, .quit: nil
+        }
+    }
+
+    /// The members whose outboxes a send must wait for now.
+    private func blockers(of pending: PendingSend) -> [Member] {
+        switch pending.command {
+        case .say:
+            return members.values.filter { $0.name != nil && !$0.replaced && holdsBack($0) }
+        case .message:
+            return pending.recipient.flatMap { members[$0] }.flatMap { holdsBack($0) ? [$0] : nil } ?? []
+        case .who, .send, .help, .quit:
+            return []
+        }
+    }
+
+    /// Whether `member`'s outbox is over the mark; one that has been so for
+    /// `slowMemberTimeout` is dropped with `too-slow` instead.
+    private func holdsBack(_ member: Member) -> Bool {
+        guard member.link.isOpen, member.link.connection.bufferedByteCount > Self.outboxMark else {
+            member.congestedSince = nil
+            return false
+        }
+        let now = scheduler.now
+        let since = member.congestedSince ?? now
+        member.congestedSince = since
+        guard now - since < options.slowMemberTimeout else {
+            member.link.reject(ProtocolError(.tooSlow,
+                "more than 1 MiB waited to be sent to you for \(options.slowMemberTimeout.secondsText); read faster or rejoin"))
+            return false
+        }
+        return true
+    }
+
+    /// Waits for the outboxes the oldest send needs to drain, and for the first of them to
+    /// become too slow.
+    private func watchBlockers() {
+        guard let first = senders.first else { return }
+        let blocking = blockers(of: first)
+        for member in blocking where !senderWatches.contains(member.id) {
+            senderWatches.insert(member.id)
+            member.link.whenDrained(.sender) { [weak self] in self?.admitSenders() }
+        }
+        guard slowMemberCheck == nil, let since = blocking.compactMap(\.congestedSince).min() else { return }
+        slowMemberCheck = scheduler.schedule(at: since + options.slowMemberTimeout, leeway: .milliseconds(10)) { [weak self] in
+            self?.slowMemberCheck = nil
+            self?.admitSenders()
+        }
+    }
+
+    /// Performs the waiting sends, in order, while their outboxes have room; then waits for
+    /// what the next one needs.
+    func admitSenders() {
+        senders.admit(while: { blockers(of: $0).isEmpty }) { perform($0.command) }
+        for id in senderWatches { members[id]?.link.whenDrained(.sender, nil) }
+        senderWatches = []
+        slowMemberCheck?.cancel()
+        slowMemberCheck = nil
+        if !senders.isEmpty { watchBlockers() }
+    }
+
+    /// `member` is leaving: the sends waiting to reach it fail, and those that waited for its
+    /// outbox go on.
+    func sendersLose(_ member: Member, _ reason: PeerLink.EndReason) {
+        senderWatches.remove(member.id)
+        let name = member.name ?? "the member"
+        senders.fail(matching: { $0.recipient == member.id }) { pending in
+            SendFailed("\(name) left the room (\(reason)) before \(Self.describe(pending.command)) could go to them; it was not sent")
+        }
+        admitSenders()
+    }
+
+    /// The room is closing: every waiting send fails.
+    func failSenders() {
+        senders.fail { pending in SendFailed("the room is closing: \(Self.describe(pending.command)) was not sent") }
+        admitSenders()
+    }
+
+    private static func describe(_ command: RoomCommand) -> String {
+        switch command {
+        case .say(let text): "the line '\(text.prefix(40))'"
+        case .message(let to, let text): "the line '\(text.prefix(40))' to \(to)"
+        case .send(let to, let path): "the file \(path)" + (to.map { " to \($0)" } ?? "")
+        case .who: "/who"
+        case .help: "/help"
+        case .quit: "/quit"
+        }
+    }
+}
