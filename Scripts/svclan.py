@@ -32,7 +32,8 @@ class Watched:
         self.condition = threading.Condition()
         self.process = subprocess.Popen(command, stdin=stdin, stdout=subprocess.PIPE, stderr=stderr, text=True,
                                         errors="surrogateescape")
-        threading.Thread(target=self._read, daemon=True).start()
+        self.reader = threading.Thread(target=self._read, daemon=True)
+        self.reader.start()
 
     def _read(self):
         for line in self.process.stdout:
@@ -41,6 +42,12 @@ class Watched:
                 self.condition.notify_all()
         with self.condition:
             self.condition.notify_all()
+
+    def wait(self, timeout):
+        """Waits for the process to exit and for its last line to be collected (the lines are
+        read on another thread, which may not have reached them when the process is gone)."""
+        self.process.wait(timeout)
+        self.reader.join(timeout)
 
     def wait_for(self, predicate, timeout=20.0):
         """The arrival time of the first line matching predicate, or None."""

@@ -63,7 +63,7 @@ public final class PeerLink: @unchecked Sendable {
     /// which decides: a member checking a room code answers nothing until the room proved it.
     public var answersPings = true
     /// Why reading is paused now; reading resumes when none is left.
-    private var readingHeld: Set<ReadHold> = []
+    private var readingHeld = ReadHolds()
     /// The frames handled in one turn at most: a peer that sends thousands of small frames (or
     /// large ones) in one read waits for the others' turns in between (the rest stays in the decoder, and
     /// nothing more is read meanwhile), so one member cannot hold the room's queue.
@@ -189,7 +189,7 @@ public final class PeerLink: @unchecked Sendable {
 
     /// Ends a `holdReading(reason)`. Frames a hold left undecoded are handled in a later turn.
     public func releaseReading(_ reason: ReadHold) {
-        guard readingHeld.remove(reason) != nil, readingHeld.isEmpty else { return }
+        guard readingHeld.remove(reason), readingHeld.isEmpty else { return }
         connection.resumeReading()
         if framesWaiting {
             framesWaiting = false
@@ -251,7 +251,7 @@ public final class PeerLink: @unchecked Sendable {
         while !connection.isClosed && violation == nil { // after finish() we no longer send, but still receive
             // A hold other than the turn (the disk) stops handling at
             // once: the frames stay in the decoder, so what the hold bounds stays bounded.
-            guard readingHeld.allSatisfy({ $0 == .turn }) else {
+            guard !readingHeld.containsOther(than: .turn) else {
                 framesWaiting = true
                 readingHeld.remove(.turn)
                 return
@@ -300,7 +300,7 @@ public final class PeerLink: @unchecked Sendable {
             timer = nil
             // While we hold reading for the disk, the peer's silence
             // is ours: it counts as heard from.
-            if readingHeld.contains(where: { $0 != .turn }) { liveness.heard(at: scheduler.now) }
+            if readingHeld.containsOther(than: .turn) { liveness.heard(at: scheduler.now) }
             switch liveness.tick(at: scheduler.now) {
             case .ping(let token): send(.ping(token: token))
             case .handshakeTimedOut: reject(ProtocolError(.handshakeTimeout, "no HELLO arrived within the handshake timeout"))
@@ -331,5 +331,35 @@ public final class PeerLink: @unchecked Sendable {
         onMessage = { _ in }
         onEnd = { _ in }
         handler(end)
+    }
+}
+
+/// The reasons a link holds reading, as bits: asked before every frame handled, where a
+/// `Set` cost an iteration and reference counting per frame.
+private struct ReadHolds {
+    private var bits: UInt8 = 0
+
+    private static func bit(_ hold: PeerLink.ReadHold) -> UInt8 {
+        switch hold {
+        case .disk: 1
+        case .turn: 2
+        case .consumer: 4
+        }
+    }
+
+    var isEmpty: Bool { bits == 0 }
+
+    func contains(_ hold: PeerLink.ReadHold) -> Bool { bits & Self.bit(hold) != 0 }
+
+    /// Whether a hold other than `hold` is in place.
+    func containsOther(than hold: PeerLink.ReadHold) -> Bool { bits & ~Self.bit(hold) != 0 }
+
+    mutating func insert(_ hold: PeerLink.ReadHold) { bits |= Self.bit(hold) }
+
+    /// Removes `hold`; returns whether it was there.
+    @discardableResult
+    mutating func remove(_ hold: PeerLink.ReadHold) -> Bool {
+        defer { bits &= ~Self.bit(hold) }
+        return contains(hold)
     }
 }

@@ -72,7 +72,8 @@ public struct FrameDecoder: Sendable {
         let type = buffer.readBigEndian(UInt16.self, at: start + 4)
         let flags = buffer.readBigEndian(UInt16.self, at: start + 6)
         let payloadStart = start + Frame.headerSize
-        let payload = Array(buffer[payloadStart..<(payloadStart + length)])
+        // Copied through a pointer: a slice of the buffer cost a retain and a release per frame.
+        let payload = buffer.withUnsafeBufferPointer { Array(UnsafeBufferPointer(rebasing: $0[payloadStart..<(payloadStart + length)])) }
         start = payloadStart + length
         if start == buffer.count {
             buffer.removeAll(keepingCapacity: buffer.capacity <= 16384)  // idle links stay small

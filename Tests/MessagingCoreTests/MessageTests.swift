@@ -130,6 +130,31 @@ final class MessageLimitTests: XCTestCase {
         XCTAssertThrowsError(try Message(decoding: goodbye))
     }
 
+    /// Text is checked eight bytes at a time for ASCII first: a byte of 0x80 or more in any
+    /// position of a word, or in the tail after the last whole word, must still be found, and
+    /// the text decoded exactly as the standard validator does.
+    func testTextDecodingAgreesWithTheStandardValidatorAtEveryPosition() throws {
+        let cases: [[UInt8]] = [[0xFF], [0xC3, 0xA9], [0xC3], [0xE2, 0x82, 0xAC], [0xED, 0xA0, 0x80], [0xF0, 0x9F, 0x98, 0x80], [0x80]]
+        for length in 0...20 {
+            for position in 0...length {
+                for inserted in cases {
+                    var bytes = Array(repeating: UInt8(ascii: "x"), count: length)
+                    bytes.insert(contentsOf: inserted, at: position)
+                    let frame = payload(.text(from: "", to: "", text: ""), with: bytes)
+                    if let expected = String(validating: bytes, as: UTF8.self) {
+                        XCTAssertEqual(try Message(decoding: frame), .text(from: "", to: "", text: expected), "\(bytes)")
+                    } else {
+                        XCTAssertThrowsError(try Message(decoding: frame), "\(bytes)") { error in
+                            XCTAssertEqual((error as? ProtocolError)?.message, "TEXT text is not valid UTF-8")
+                        }
+                    }
+                }
+            }
+            let ascii = String(repeating: "y", count: length)
+            XCTAssertEqual(try Message(decoding: Message.text(from: ascii, to: "", text: ascii).frame), .text(from: ascii, to: "", text: ascii))
+        }
+    }
+
     func testNamesAndNotesHaveLimits() {
         let name = String(repeating: "n", count: Message.maximumNameBytes + 1)
         XCTAssertThrowsError(try Message(decoding: Message.hello(.init(name: name)).frame)) { error in
