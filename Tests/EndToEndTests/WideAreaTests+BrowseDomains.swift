@@ -56,7 +56,7 @@ extension WideAreaTests {
         XCTAssertEqual(plain.status, 0, plain.process.transcript)
         let added = try XCTUnwrap(plain.process.jsonEvents.first { $0["event"] as? String == "added" && $0["name"] as? String == name }, plain.process.transcript)
         XCTAssertEqual(added["domain"] as? String, "lab.test.")
-        XCTAssertEqual(added["addresses"] as? [String], ["10.78.1.1"])
+        XCTAssertEqual(added["addresses"] as? [String], ["10.78.1.1", "fd78:1::1"], "the routed IPv4 and IPv6 addresses")
         XCTAssertEqual(plain.process.jsonEvents.last?["event"] as? String, "complete", "the batch completes after the legacy domain was read")
 
         let linkOnly = try finished(on: "b", ["svc-browse", "--once", "--domain", "local."])
