@@ -22,6 +22,12 @@ extension Inbox {
         var detail: String?
     }
 
+    /// What of the reserve a transfer beyond its share may use before it is ended (at most
+    /// half the reserve): data received and not yet written (8 MiB at most) and the file
+    /// system's own blocks, which admission did not count, so that a sender alone is not
+    /// ended for them.
+    static let reserveSlack: UInt64 = 16 << 20
+
     /// The number of transfers under way, for all members together.
     var activeTransfers: Int { state.withLock { $0.count } }
 
@@ -83,7 +89,7 @@ extension Inbox {
             guard free >= reserve, fits else {
                 discard(fd, key, empty: have == 0)
                 return .failure(Refusal(status: .refused, message: "not enough space in the inbox for \(counted(need, "more byte", "more bytes")); try again later",
-                    detail: "not enough space in the inbox: \(counted(need, "byte")) needed, \(free) free, of which \(promised) are promised to transfers under way (other senders counted for at most their share: a quarter of the usable space for a member, a half for a host) and \(reserve) kept in reserve"))
+                    detail: "not enough space in the inbox: \(counted(need, "byte")) needed, \(free) free, of which \(promised) are promised to transfers under way and \(reserve) kept in reserve (other senders' promises count up to their share: a quarter of the usable space for a member, a half for a host)"))
             }
             if let inodes = freeInodes(), inodes < limits.inodeReserve {
                 discard(fd, key, empty: have == 0)
@@ -103,14 +109,17 @@ extension Inbox {
     /// `bytes` more of an admitted transfer arrived: it needs that much less space. Returns
     /// false when the transfer must end for lack of space: its sender holds more than its
     /// share (`Promises`), so not all it needs was set aside, and what it still needs no
-    /// longer fits beside the reserve and the other senders' shares.
+    /// longer fits beside the other senders' shares and the reserve, less `reserveSlack`.
     func consumed(_ bytes: UInt64, by key: PartialKey) -> Bool {
         state.withLock { active in
             guard let remaining = active.remaining[key] else { return true }
             active.remaining[key] = remaining - min(remaining, bytes)
             guard active.isBeyondShare(key), let free = freeBytes() else { return true }
-            active.pool = free >= limits.diskReserve ? free - limits.diskReserve : 0
-            return active.fits(0, for: key.member, pool: active.pool).fits
+            let reserve = limits.diskReserve
+            active.pool = free >= reserve ? free - reserve : 0
+            let kept = reserve - min(reserve / 2, Self.reserveSlack)
+            let usable = free >= kept ? free - kept : 0
+            return active.fits(0, for: key.member, pool: usable).fits
         }
     }
 

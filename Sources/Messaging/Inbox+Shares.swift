@@ -9,7 +9,7 @@
 /// space, but past its share it is promised no more than it can write: while it holds more
 /// than its share, the free space is checked again as its data comes (`consumed`), and it is
 /// ended, its data kept for resuming, once what it still needs no longer fits beside the
-/// others' shares and the reserve.
+/// others' shares and the reserve (less 16 MiB of slack: `Inbox.reserveSlack`).
 struct Promises {
     /// The bytes each admitted transfer may still write.
     var remaining: [PartialKey: UInt64] = [:]

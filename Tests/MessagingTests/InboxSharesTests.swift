@@ -89,7 +89,7 @@ final class InboxSharesTests: XCTestCase {
         let again = try XCTUnwrap(admit(key(2, member: "key hog", host: "10.0.0.2", size: 100 * Self.mebibyte), 100 * Self.mebibyte),
                                   "its own promise counts in full")
         XCTAssertTrue(again.hasPrefix("not enough space in the inbox: 104857600 bytes needed"), again)
-        XCTAssertTrue(again.contains("at most their share"), again)
+        XCTAssertTrue(again.contains("count up to their share"), again)
         let honestSize = 200 * Self.mebibyte
         let honest = key(3, member: "key honest", host: "10.0.0.3", size: honestSize)
         XCTAssertNil(admit(honest, honestSize), "the hog counts for a quarter: another member gets in")
