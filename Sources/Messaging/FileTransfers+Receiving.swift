@@ -210,13 +210,18 @@ extension FileTransfers {
             dropIncoming(id, deletingData: true)
             return refuse(id, .refused, "more data than the \(counted(transfer.offer.size, "byte")) offered", name: transfer.offer.name, from: transfer.from)
         }
+        guard inbox?.consumed(UInt64(data.count), by: transfer.key) != false else {
+            // Beyond its share, it was not promised all it needs (`Promises`): others took the rest.
+            dropIncoming(id, deletingData: false)
+            return refuse(id, .refused, "the inbox no longer has space for the rest of this file beside other senders' files; the data so far is kept, and sending the file again later resumes",
+                          name: transfer.offer.name, from: transfer.from)
+        }
         let offset = transfer.received
         transfer.received += UInt64(data.count)
         if Self.isProgressWorthReporting(done: transfer.received, since: transfer.reported, total: transfer.offer.size) {
             transfer.reported = transfer.received
             emit(.progress(.receiving, name: transfer.shownName, done: transfer.received, total: transfer.offer.size), member: transfer.from)
         }
-        inbox?.consumed(UInt64(data.count), by: transfer.key)
         // Each chunk costs at least `minimumChunkCost`, so the backlog bounds the queued work
         // items too (2,048 of them), not only their bytes.
         let cost = max(data.count, FileTransfers.minimumChunkCost)

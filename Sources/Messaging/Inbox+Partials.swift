@@ -22,12 +22,19 @@ extension Inbox {
         var detail: String?
     }
 
+    /// What of the reserve a transfer beyond its share may use before it is ended (at most
+    /// half the reserve): data received and not yet written (8 MiB at most) and the file
+    /// system's own blocks, which admission did not count, so that a sender alone is not
+    /// ended for them.
+    static let reserveSlack: UInt64 = 16 << 20
+
     /// The number of transfers under way, for all members together.
     var activeTransfers: Int { state.withLock { $0.count } }
 
     /// Admits an offered file, or says why not: too many transfers (from this member, or in
     /// all), the same file already arriving from the same sender, or too little disk space
-    /// once the reserve and what the transfers under way still need are counted. Partial data
+    /// once the reserve, what this member's transfers still need and the other senders'
+    /// promises (each counted up to its share: `Promises`) are counted. Partial data
     /// that is too old or beyond the limits is removed first. The partial file is opened (and
     /// created, mode 0600) without following links; an empty one is removed again on refusal.
     ///
@@ -39,7 +46,7 @@ extension Inbox {
                 return .failure(Refusal(status: .refused,
                     message: "at most \(limits.transfersPerMember) files may arrive from one member at a time; send this one when the others are done"))
             }
-            let fromHost = active.keys.reduce(0) { $0 + ($1.host == key.host ? 1 : 0) }
+            let fromHost = active.remaining.keys.reduce(0) { $0 + ($1.host == key.host ? 1 : 0) }
             guard fromHost < limits.transfersPerHost else {
                 return .failure(Refusal(status: .refused,
                     message: "at most \(limits.transfersPerHost) files may arrive from one host at a time; send this one when the others are done"))
@@ -48,10 +55,10 @@ extension Inbox {
                 return .failure(Refusal(status: .refused,
                     message: "the inbox is receiving \(limits.transfers) files already (its limit); send this one later"))
             }
-            guard active[key] == nil else {
+            guard active.remaining[key] == nil else {
                 return .failure(Refusal(status: .refused, message: "the same file is already arriving from this address; send it again when that transfer ended"))
             }
-            removeStalePartials(active: active, makingRoomFor: 1)
+            removeStalePartials(active: active.remaining, makingRoomFor: 1)
             let fd = openat(partialFD, key.name, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0o600)
             guard fd >= 0 else {
                 return .failure(Refusal(status: .writeFailed, message: "cannot create a file in \(directory)/.partial: \(String(cString: strerror(errno)))"))
@@ -72,23 +79,24 @@ extension Inbox {
                 have = 0
             }
             let need = size - have
-            let promised = active.values.reduce(UInt64(0)) { $0.addingReportingOverflow($1).overflow ? .max : $0 + $1 }
             let reserve = limits.diskReserve
             guard let free = freeBytes() else {
                 discard(fd, key, empty: have == 0)
                 return .failure(Refusal(status: .writeFailed, message: "cannot tell how much space is free in \(directory): \(String(cString: strerror(errno)))"))
             }
-            guard free >= reserve, free - reserve >= promised, free - reserve - promised >= need else {
+            active.pool = free >= reserve ? free - reserve : 0
+            let (fits, promised) = active.fits(need, for: key.member, pool: active.pool)
+            guard free >= reserve, fits else {
                 discard(fd, key, empty: have == 0)
                 return .failure(Refusal(status: .refused, message: "not enough space in the inbox for \(counted(need, "more byte", "more bytes")); try again later",
-                    detail: "not enough space in the inbox: \(counted(need, "byte")) needed, \(free) free, of which \(promised) are promised to transfers under way and \(reserve) kept in reserve"))
+                    detail: "not enough space in the inbox: \(counted(need, "byte")) needed, \(free) free, of which \(promised) are promised to transfers under way and \(reserve) kept in reserve (other senders' promises count up to their share: a quarter of the usable space for a member, a half for a host)"))
             }
             if let inodes = freeInodes(), inodes < limits.inodeReserve {
                 discard(fd, key, empty: have == 0)
                 return .failure(Refusal(status: .refused, message: "the inbox has no room for more files; try again later",
                     detail: "the inbox's file system has \(inodes) free inodes, fewer than the \(limits.inodeReserve) kept in reserve; remove files from \(directory)"))
             }
-            active[key] = need
+            active.remaining[key] = need
             return .success(Admission(key: key, fd: fd, have: have))
         }
     }
@@ -98,16 +106,26 @@ extension Inbox {
         if empty { unlinkat(partialFD, key.name, 0) }
     }
 
-    /// `bytes` more of an admitted transfer arrived: it needs that much less space.
-    func consumed(_ bytes: UInt64, by key: PartialKey) {
+    /// `bytes` more of an admitted transfer arrived: it needs that much less space. Returns
+    /// false when the transfer must end for lack of space: its sender holds more than its
+    /// share (`Promises`), so not all it needs was set aside, and what it still needs no
+    /// longer fits beside the other senders' shares and the reserve, less `reserveSlack`.
+    func consumed(_ bytes: UInt64, by key: PartialKey) -> Bool {
         state.withLock { active in
-            if let remaining = active[key] { active[key] = remaining - min(remaining, bytes) }
+            guard let remaining = active.remaining[key] else { return true }
+            active.remaining[key] = remaining - min(remaining, bytes)
+            guard active.isBeyondShare(key), let free = freeBytes() else { return true }
+            let reserve = limits.diskReserve
+            active.pool = free >= reserve ? free - reserve : 0
+            let kept = reserve - min(reserve / 2, Self.reserveSlack)
+            let usable = free >= kept ? free - kept : 0
+            return active.fits(0, for: key.member, pool: usable).fits
         }
     }
 
     /// An admitted transfer ended and its partial file is closed: it no longer counts.
     func release(_ key: PartialKey) {
-        _ = state.withLock { $0.removeValue(forKey: key) }
+        _ = state.withLock { $0.remaining.removeValue(forKey: key) }
     }
 
     /// Removes an empty partial file (a transfer that ended before any data arrived).
@@ -125,7 +143,7 @@ extension Inbox {
     /// remain (files in use count, but are never removed). Symbolic links are removed, never
     /// followed; anything else that is not a plain file is left alone.
     func removeStalePartials(makingRoomFor room: Int) {
-        state.withLock { removeStalePartials(active: $0, makingRoomFor: room) }
+        state.withLock { removeStalePartials(active: $0.remaining, makingRoomFor: room) }
     }
 
     private func removeStalePartials(active: [PartialKey: UInt64], makingRoomFor room: Int) {

@@ -63,7 +63,7 @@ public final class Inbox: Sendable {
     let directoryFD: Int32
     let partialFD: Int32
     /// The transfers under way: their partial file, and the bytes they may still write.
-    let state = Mutex<[PartialKey: UInt64]>([:])
+    let state = Mutex(Promises())
     /// For each stored base name, the variant number to try first next time (`store`).
     private let nextVariant = Mutex<[String: Int]>([:])
     /// Files stored by this process, by content and sender (`PartialKey`), to answer an offer of the same content from the same sender with

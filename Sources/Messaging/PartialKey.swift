@@ -19,6 +19,8 @@ public struct PartialKey: Hashable, Sendable {
     public let name: String
     /// The sender's host as limits count it (`SocketEndpoint.hostKey`); not part of the name.
     public let host: String
+    /// The sending member as limits count it: `sender`, and for a relayed file its room name.
+    public let member: String
 
     /// - Parameters:
     ///   - digest: the offered SHA-256 (32 bytes from the wire).
@@ -30,6 +32,7 @@ public struct PartialKey: Hashable, Sendable {
     ///   - host: the sender's host for per-host limits (the sender's address unless given).
     public init(digest: [UInt8], size: UInt64, sender: String, member: String? = nil, host: String? = nil) {
         self.host = host ?? sender
+        self.member = member.map { sender + " as " + $0 } ?? sender
         func tag(_ text: String) -> String {
             let hash = SHA256()
             hash.update(Array(text.utf8))

@@ -94,10 +94,13 @@ public final class TLSStream: ByteStream {
     private var isFinishing = false
     private var isPaused = false
     private var isDeliveryScheduled = false
-    /// Ciphertext that came while reading was paused after the handshake, fed to OpenSSL on
-    /// resume: the memory BIO (whose buffer never shrinks) gets a few records at a time, never a
-    /// whole read, and this array is let go once fed.
+    /// Ciphertext received and not yet handed to OpenSSL, from `unreadStart` on: the memory BIO
+    /// (whose buffer never shrinks) gets a few records at a time, never a whole read; what is
+    /// left when reading pauses after the handshake waits here, and the array is let go once
+    /// fed. The wrapped stream is read only while this is empty, so it holds at most one read.
     private var unread: [UInt8] = []
+    /// How much of `unread` was already handed to OpenSSL (walked by index, not copied).
+    private var unreadStart = 0
     /// Server: the client's hello named no `p2pm/2` (the handshake fails because of it).
     private var clientOfferedNoProtocol = false
     /// The peer's key as the verify callback saw and accepted it (computed once a handshake).
@@ -204,17 +207,30 @@ public final class TLSStream: ByteStream {
     }
 
     /// Hands plaintext again, first what was already decrypted or received meanwhile.
+    ///
+    /// The wrapped stream is read again only once what waited here is fed: a peer of small
+    /// frames, whose upper layer takes one delivery and pauses again, would otherwise add a
+    /// whole read to `unread` each turn and grow it without bound (attacks15y finding 1).
     public func resumeReading() {
         guard isPaused else { return }
         isPaused = false
-        inner.resumeReading()
+        if !hasUnread { inner.resumeReading() }
         guard !isDeliveryScheduled else { return }
         isDeliveryScheduled = true
         scheduler.execute { [self] in
             isDeliveryScheduled = false
             feedUnread()
             advance()
+            if !isClosed, !isPaused, !hasUnread { inner.resumeReading() }
         }
+    }
+
+    /// Ciphertext this stream holds that the peer sent and the upper layer has not been handed
+    /// yet, decrypted or not: what waits in `unread` and in OpenSSL. Reading stops while the
+    /// upper layer pauses, so this stays under one read of the wrapped stream plus one slice
+    /// fed to OpenSSL, whatever the peer sends.
+    var heldIncomingByteCount: Int {
+        unread.count - unreadStart + Int(cssl_bio_pending(networkIn)) + Int(SSL_pending(ssl))
     }
 
     /// Calls `handler` each time the wrapped stream's outbox empties with nothing waiting here.
@@ -230,35 +246,40 @@ public final class TLSStream: ByteStream {
 
     /// Ciphertext from the peer (after what waits in `unread`, which comes first).
     func receive(_ bytes: [UInt8]) {
-        guard !unread.isEmpty else { return feed(bytes[...]) }
-        unread.append(contentsOf: bytes)
+        if hasUnread {
+            // Rare: the wrapped stream is paused while anything waits here.
+            unread.removeSubrange(..<unreadStart)
+            unread.append(contentsOf: bytes)
+        } else {
+            unread = bytes
+        }
+        unreadStart = 0
         feedUnread()
     }
 
-    /// Feeds what waited while reading was paused.
-    private func feedUnread() {
-        let pending = unread
-        unread = []
-        feed(pending[...])
-    }
+    private var hasUnread: Bool { unreadStart < unread.count }
 
-    /// Hands ciphertext to OpenSSL a few records at a time, each followed by `advance`. While
-    /// reading is paused after the handshake the rest waits in `unread`; after the peer's
-    /// close_notify nothing more is taken (a peer could otherwise grow the BIO without end).
-    private func feed(_ bytes: ArraySlice<UInt8>) {
-        var rest = bytes
-        while !rest.isEmpty, !isClosed {
-            guard SSL_get_shutdown(ssl) & SSL_RECEIVED_SHUTDOWN == 0 else { return }
-            if isPaused, secureSession != nil { return unread.append(contentsOf: rest) }
+    /// Hands `unread` to OpenSSL a few records at a time, each followed by `advance`. While
+    /// reading is paused after the handshake the rest waits; after the peer's close_notify
+    /// nothing more is taken (a peer could otherwise grow the BIO without end). The upper
+    /// layer may call back into this stream from `advance`: the position lives in
+    /// `unreadStart`, never in a local copy.
+    private func feedUnread() {
+        while hasUnread, !isClosed {
+            guard SSL_get_shutdown(ssl) & SSL_RECEIVED_SHUTDOWN == 0 else { break }
+            if isPaused, secureSession != nil { return }
             ERR_clear_error()
-            let written = rest.prefix(Self.ciphertextSlice).withUnsafeBytes { BIO_write(networkIn, $0.baseAddress, Int32(clamping: $0.count)) }
+            let end = unreadStart + min(Self.ciphertextSlice, unread.count - unreadStart)
+            let written = unread[unreadStart..<end].withUnsafeBytes { BIO_write(networkIn, $0.baseAddress, Int32(clamping: $0.count)) }
             guard written > 0 else {
                 fail("cannot take the peer's data (\(OpenSSL.takeErrorText() ?? "out of memory"))")
                 return
             }
-            rest = rest.dropFirst(Int(written))
+            unreadStart += Int(written)
             advance()
         }
+        unread = []
+        unreadStart = 0
     }
 
     /// The wrapped stream ended. An orderly end comes once what was received is read (also
@@ -283,7 +304,7 @@ public final class TLSStream: ByteStream {
             }
         }
         readPlaintext()
-        if let innerEnd, !isClosed, !isPaused, unread.isEmpty { close(innerEnd) }
+        if let innerEnd, !isClosed, !isPaused, !hasUnread { close(innerEnd) }
     }
 
     /// Returns true once the handshake has completed (and the session is set).

@@ -288,6 +288,31 @@ extension FileTransferTests {
         XCTAssertEqual(publisher.waitForExit(), 0)
     }
 
+    func testOneMemberThatOfferedAllTheFreeSpaceDoesNotKeepOthersOut() throws {
+        let inbox = directory + "/inbox"
+        let name = TestLAN.uniqueName("hoard")
+        let publisher = try publish(name, inbox: inbox, plaintext: true)
+        var stats = statvfs()
+        XCTAssertEqual(statvfs(inbox, &stats), 0)
+        let free = UInt64(stats.f_bavail) * UInt64(stats.f_frsize)
+        // All the space offers may use but 16 MiB (other writers on this machine move it a little).
+        let size = free - (64 << 20) - (16 << 20)
+        let hoarder = try hostile(["parallel-offers", String(size), "1"], port: port(of: publisher))
+        let summary = try XCTUnwrap(hoarder.waitForEvent(timeout: 30) { $0["accepted"] != nil }, hoarder.transcript)
+        XCTAssertEqual(summary["accepted"] as? Int, 1, "alone, a member may be promised nearly all the free space: \(summary)")
+        // 40 MiB did not fit beside the hoarder's promise; it counts for a quarter of the space now.
+        let path = directory + "/honest.bin"
+        try Data(repeating: 0x5A, count: 40 << 20).write(to: URL(fileURLWithPath: path))
+        let honest = try TestLAN.run("svc-connect", on: "b", [name, "--as", "alice", "--send", path, "--json"])
+        XCTAssertEqual(honest.waitForExit(timeout: 60), 0, "another member's file is accepted and stored\n" + honest.transcript)
+        XCTAssertEqual(inboxFiles(inbox), ["honest.bin"])
+        hoarder.closeStdin()
+        _ = hoarder.waitForExit(timeout: 10)
+        XCTAssertEqual(waitForPartials(inbox, toBe: []), [])
+        publisher.signal(SIGTERM)
+        XCTAssertEqual(publisher.waitForExit(), 0)
+    }
+
     func testAPartialCannotBeTruncatedOrProbedFromAnotherAddress() throws {
         let inbox = directory + "/inbox"
         let name = TestLAN.uniqueName("keeper")
