@@ -19,9 +19,17 @@ final class LegacyBrowseDomains: Sendable {
     private let firstRead: Task<[ZoneWatch], Never>
     private let following: Task<Void, Never>
 
-    /// Starts discovering and browsing in the background.
-    init(_ options: BrowseOptions) {
-        let firstRead = Task { await Self.discoverAndRead(options) }
+    /// Starts discovering and browsing in the background, or returns nil when there is nobody
+    /// to ask: resolv.conf names no DNS server, or no route leads to it (a namespace or host
+    /// with only its own subnet), which is checked at once without sending anything, so that
+    /// `--once` does not spend the work of a lookup that cannot be answered.
+    static func start(_ options: BrowseOptions) -> LegacyBrowseDomains? {
+        guard let server = try? ResolvConf.firstServer(), server.hasRoute else { return nil }
+        return LegacyBrowseDomains(options, server: server)
+    }
+
+    private init(_ options: BrowseOptions, server: IPAddress) {
+        let firstRead = Task { await Self.discoverAndRead(options, server: server) }
         self.firstRead = firstRead
         following = Task {
             let watches = await firstRead.value
@@ -55,9 +63,9 @@ final class LegacyBrowseDomains: Sendable {
         following.cancel()
     }
 
-    private static func discoverAndRead(_ options: BrowseOptions) async -> [ZoneWatch] {
+    private static func discoverAndRead(_ options: BrowseOptions, server: IPAddress) async -> [ZoneWatch] {
         guard let type = try? UnicastDNSSD.ServiceType(options.type.baseType),
-              let found = try? await NetworkDomains.discover([.legacyBrowse], server: nil, timeout: discoveryTimeout) else { return [] }
+              let found = try? await NetworkDomains.discover([.legacyBrowse], server: server, timeout: discoveryTimeout) else { return [] }
         let local = try? DNSName(dotted: "local.")
         var zones: [DNSName] = []
         for domain in found.found.domains.map(\.domain) where !zones.contains(where: { $0.sameName(as: domain) }) && !(local.map(domain.sameName) ?? false) {
