@@ -73,6 +73,35 @@ extension WideAreaTests {
         XCTAssertEqual(live.waitForExit(timeout: 10), 0, live.transcript)
     }
 
+    func testAPlainBrowseWithNoRouteToItsDNSServerDoesNotAskIt() throws {
+        let name = TestLAN.uniqueName("noroute")
+        let publisher = try publish(name)
+        XCTAssertNotNil(publisher.waitForEvent { $0["event"] as? String == "registered" }, publisher.transcript)
+        defer {
+            publisher.signal(SIGTERM)
+            _ = publisher.waitForExit(timeout: 10)
+        }
+        // Without its default route b reaches only its own subnet, not the DNS server 10.78.1.53
+        // that its resolv.conf names: the legacy browse domains are not looked up at all (no
+        // socket is connected to port 53) and the listing is the link's, complete and quiet.
+        let gateway = "10.78.2.254"
+        XCTAssertEqual(try finished(on: "b", ["ip", "route", "del", "default", "via", gateway]).status, 0)
+        defer { _ = try? finished(on: "b", ["ip", "route", "add", "default", "via", gateway]) }
+        let traced = try finished(on: "b", ["strace", "-f", "-qq", "-e", "trace=connect", "-e", "signal=none", "svc-browse", "--once", "--json"])
+        XCTAssertEqual(traced.status, 0, traced.process.transcript)
+        XCTAssertEqual(traced.process.jsonEvents.last?["event"] as? String, "complete", traced.process.transcript)
+        XCTAssertFalse(traced.process.jsonEvents.contains { $0["name"] as? String == name }, "lab.test. is not browsed: \(traced.process.transcript)")
+        let connects = traced.process.stderr.filter { $0.contains("connect(") }
+        XCTAssertFalse(connects.isEmpty, "strace shows the D-Bus connections: \(traced.process.transcript)")
+        XCTAssertFalse(connects.contains { $0.contains("htons(53)") }, traced.process.transcript)
+
+        // With the route back the same browse asks the server and lists the room in lab.test.
+        XCTAssertEqual(try finished(on: "b", ["ip", "route", "add", "default", "via", gateway]).status, 0)
+        let routed = try finished(on: "b", ["svc-browse", "--once", "--json"])
+        XCTAssertEqual(routed.status, 0, routed.process.transcript)
+        XCTAssertTrue(routed.process.jsonEvents.contains { $0["name"] as? String == name && $0["domain"] as? String == "lab.test." }, routed.process.transcript)
+    }
+
     func testDomainsNamesAServerThatIsNotThere() throws {
         // a (10.78.1.1) runs no DNS server: its kernel refuses the port.
         let listing = try finished(on: "b", ["svc-browse", "--domains", "--dns-server", "10.78.1.1"])
