@@ -82,18 +82,24 @@ extension WideAreaTests {
             _ = publisher.waitForExit(timeout: 10)
         }
         // Without its default route b reaches only its own subnet, not the DNS server 10.78.1.53
-        // that its resolv.conf names: the legacy browse domains are not looked up at all (no
-        // socket is connected to port 53) and the listing is the link's, complete and quiet.
+        // that its resolv.conf names. The route check's UDP connect fails at once (it sends
+        // nothing), and the lookup never starts: its first step, listing the host's subnets
+        // for the reverse-zone starting points, would open a netlink socket. The listing is
+        // the link's, complete and quiet.
         let gateway = "10.78.2.254"
         XCTAssertEqual(try finished(on: "b", ["ip", "route", "del", "default", "via", gateway]).status, 0)
         defer { _ = try? finished(on: "b", ["ip", "route", "add", "default", "via", gateway]) }
-        let traced = try finished(on: "b", ["strace", "-f", "-qq", "-e", "trace=connect", "-e", "signal=none", "svc-browse", "--once", "--json"])
+        let traced = try finished(on: "b", ["strace", "-f", "-qq", "-e", "trace=socket,connect,sendto,sendmsg", "-e", "signal=none",
+                                            "svc-browse", "--once", "--json"])
         XCTAssertEqual(traced.status, 0, traced.process.transcript)
         XCTAssertEqual(traced.process.jsonEvents.last?["event"] as? String, "complete", traced.process.transcript)
         XCTAssertFalse(traced.process.jsonEvents.contains { $0["name"] as? String == name }, "lab.test. is not browsed: \(traced.process.transcript)")
-        let connects = traced.process.stderr.filter { $0.contains("connect(") }
-        XCTAssertFalse(connects.isEmpty, "strace shows the D-Bus connections: \(traced.process.transcript)")
-        XCTAssertFalse(connects.contains { $0.contains("htons(53)") }, traced.process.transcript)
+        let calls = traced.process.stderr
+        XCTAssertTrue(calls.contains { $0.contains("connect(") && $0.contains("bus.sock") }, "strace shows the D-Bus connections: \(traced.process.transcript)")
+        let toServer = calls.filter { $0.contains("10.78.1.53") }
+        XCTAssertEqual(toServer.count, 1, "only the route check: \(traced.process.transcript)")
+        XCTAssertTrue(toServer.allSatisfy { $0.contains("connect(") && $0.contains("ENETUNREACH") }, traced.process.transcript)
+        XCTAssertFalse(calls.contains { $0.contains("AF_NETLINK") }, "the lookup did not start: \(traced.process.transcript)")
 
         // With the route back the same browse asks the server and lists the room in lab.test.
         XCTAssertEqual(try finished(on: "b", ["ip", "route", "add", "default", "via", gateway]).status, 0)
