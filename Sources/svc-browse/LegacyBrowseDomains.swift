@@ -45,13 +45,27 @@ final class LegacyBrowseDomains: Sendable {
         }
     }
 
+    /// How long the first batch waits for the legacy browse domains once the link's own batch
+    /// is complete: a DNS server on the network answers within a few milliseconds, one across
+    /// the internet within a round trip or two, while one that drops the queries would
+    /// otherwise hold every `--once` for the whole `discoveryTimeout`.
+    static let firstBatchGrace = Duration.milliseconds(250)
+
     /// Returns once every legacy browse domain was read (or given up) for the first time, or
-    /// at once when the calling task is cancelled (SIGINT, `--timeout`): the reads in flight
-    /// are cancelled then, which ends their DNS exchanges.
+    /// `firstBatchGrace` after the call, whichever comes first; at once when the calling task
+    /// is cancelled (SIGINT, `--timeout`): the reads in flight are cancelled then, which ends
+    /// their DNS exchanges. Reads still running after the grace go on; a live browse lists
+    /// what they find when they end, `--once` does not wait for them.
     func firstBatch() async {
         let firstRead = firstRead
+        // Whichever ends first finishes the stream; waiting on a task's value cannot be cancelled,
+        // so its waiter is left to end with the reads (it holds nothing else).
+        let (ended, end) = AsyncStream<Void>.makeStream()
+        Task { _ = await firstRead.value; end.finish() }
+        let grace = Task { try? await Task.sleep(for: Self.firstBatchGrace); end.finish() }
         await withTaskCancellationHandler {
-            _ = await firstRead.value
+            for await _ in ended {}
+            grace.cancel()
         } onCancel: {
             firstRead.cancel()
         }

@@ -108,6 +108,22 @@ extension WideAreaTests {
         XCTAssertTrue(routed.process.jsonEvents.contains { $0["name"] as? String == name && $0["domain"] as? String == "lab.test." }, routed.process.transcript)
     }
 
+    func testOnceDoesNotWaitLongForADNSServerThatNeverAnswers() throws {
+        // b's DNS server is routed to but its answers never arrive (b drops them), so the
+        // legacy browse domains' lookup would run to its 1 s limit. --once waits for it only
+        // LegacyBrowseDomains.firstBatchGrace (250 ms) past the link's batch (350 ms at least).
+        let rules = "add table inet svc_silent_dns; add chain inet svc_silent_dns in { type filter hook input priority 0; }; "
+            + "add rule inet svc_silent_dns in udp sport 53 drop; add rule inet svc_silent_dns in tcp sport 53 drop"
+        XCTAssertEqual(try finished(on: "b", ["nft", rules]).status, 0)
+        defer { _ = try? finished(on: "b", ["nft", "delete", "table", "inet", "svc_silent_dns"]) }
+        let started = Date()
+        let listing = try finished(on: "b", ["svc-browse", "--once", "--json"])
+        let elapsed = Date().timeIntervalSince(started)
+        XCTAssertEqual(listing.status, 0, listing.process.transcript)
+        XCTAssertEqual(listing.process.jsonEvents.last?["event"] as? String, "complete", listing.process.transcript)
+        XCTAssertLessThan(elapsed, 1.0, "the lookup alone would take 1 s: \(listing.process.transcript)")
+    }
+
     func testDomainsNamesAServerThatIsNotThere() throws {
         // a (10.78.1.1) runs no DNS server: its kernel refuses the port.
         let listing = try finished(on: "b", ["svc-browse", "--domains", "--dns-server", "10.78.1.1"])
