@@ -42,14 +42,21 @@ public struct LDNSServer: UnicastDNSServer {
         try await Self.blocking { (cancel) throws(UnicastDNSSDError) -> [ResourceRecord] in try self.sendQuery(name, type, cancel: cancel) }
     }
 
-    /// Runs a blocking exchange on a Dispatch thread, off the cooperative pool; cancelling the
-    /// task makes the exchange's poll return at once (SIGINT ends the tools by cancelling).
+    /// Runs a blocking exchange on a Dispatch thread of its own, off the cooperative pool;
+    /// cancelling the task makes the exchange's poll return at once (SIGINT ends the tools by
+    /// cancelling).
+    ///
+    /// Not on `DispatchQueue.global()`: on Linux its threads are the ones Swift's cooperative
+    /// pool runs on, as many as there are CPUs, so two exchanges waiting on a server that does
+    /// not answer stopped every task of a 2-CPU host for their whole deadline. A serial queue
+    /// of its own runs on libdispatch's overcommitting pool, which adds a thread when the
+    /// others block.
     private static func blocking<T: Sendable>(_ work: @escaping @Sendable (Int32) throws(UnicastDNSSDError) -> T) async throws(UnicastDNSSDError) -> T {
         guard let cancel = CancelPipe() else { throw UnicastDNSSDError(.server, "cannot make a pipe (out of file descriptors); close other programs and try again") }
         if Task.isCancelled { throw cancelledError }
         let result: Result<T, UnicastDNSSDError> = await withTaskCancellationHandler {
             await withCheckedContinuation { continuation in
-                DispatchQueue.global().async {
+                DispatchQueue(label: "svc.dns-exchange").async {
                     continuation.resume(returning: Result { () throws(UnicastDNSSDError) -> T in try work(cancel.readEnd) })
                 }
             }

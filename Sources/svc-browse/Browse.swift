@@ -31,7 +31,7 @@ struct SvcBrowse {
         defer { probes?.shutdown() }
         try await run(options, minimumWait: browser.minimumWait) { firstBatch in
             // Started once the daemon answered: a host without one sends no DNS query either.
-            let legacy = options.browsesLegacyDomains ? LegacyBrowseDomains(options) : nil
+            let legacy = options.browsesLegacyDomains ? LegacyBrowseDomains.start(options) : nil
             defer { legacy?.cancel() }
             var printer = EventPrinter()
             for try await event in events {

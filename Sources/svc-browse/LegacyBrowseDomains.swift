@@ -19,9 +19,17 @@ final class LegacyBrowseDomains: Sendable {
     private let firstRead: Task<[ZoneWatch], Never>
     private let following: Task<Void, Never>
 
-    /// Starts discovering and browsing in the background.
-    init(_ options: BrowseOptions) {
-        let firstRead = Task { await Self.discoverAndRead(options) }
+    /// Starts discovering and browsing in the background, or returns nil when there is nobody
+    /// to ask: resolv.conf names no DNS server, or no route leads to it (a namespace or host
+    /// with only its own subnet), which is checked at once without sending anything, so that
+    /// `--once` does not spend the work of a lookup that cannot be answered.
+    static func start(_ options: BrowseOptions) -> LegacyBrowseDomains? {
+        guard let server = try? ResolvConf.firstServer(), server.hasRoute else { return nil }
+        return LegacyBrowseDomains(options, server: server)
+    }
+
+    private init(_ options: BrowseOptions, server: IPAddress) {
+        let firstRead = Task { await Self.discoverAndRead(options, server: server) }
         self.firstRead = firstRead
         following = Task {
             let watches = await firstRead.value
@@ -37,13 +45,27 @@ final class LegacyBrowseDomains: Sendable {
         }
     }
 
+    /// How long the first batch waits for the legacy browse domains once the link's own batch
+    /// is complete: a DNS server on the network answers within a few milliseconds, one across
+    /// the internet within a round trip or two, while one that drops the queries would
+    /// otherwise hold every `--once` for the whole `discoveryTimeout`.
+    static let firstBatchGrace = Duration.milliseconds(250)
+
     /// Returns once every legacy browse domain was read (or given up) for the first time, or
-    /// at once when the calling task is cancelled (SIGINT, `--timeout`): the reads in flight
-    /// are cancelled then, which ends their DNS exchanges.
+    /// `firstBatchGrace` after the call, whichever comes first; at once when the calling task
+    /// is cancelled (SIGINT, `--timeout`): the reads in flight are cancelled then, which ends
+    /// their DNS exchanges. Reads still running after the grace go on; a live browse lists
+    /// what they find when they end, `--once` does not wait for them.
     func firstBatch() async {
         let firstRead = firstRead
+        // Whichever ends first finishes the stream; waiting on a task's value cannot be cancelled,
+        // so its waiter is left to end with the reads (it holds nothing else).
+        let (ended, end) = AsyncStream<Void>.makeStream()
+        Task { _ = await firstRead.value; end.finish() }
+        let grace = Task { try? await Task.sleep(for: Self.firstBatchGrace); end.finish() }
         await withTaskCancellationHandler {
-            _ = await firstRead.value
+            for await _ in ended {}
+            grace.cancel()
         } onCancel: {
             firstRead.cancel()
         }
@@ -55,9 +77,9 @@ final class LegacyBrowseDomains: Sendable {
         following.cancel()
     }
 
-    private static func discoverAndRead(_ options: BrowseOptions) async -> [ZoneWatch] {
+    private static func discoverAndRead(_ options: BrowseOptions, server: IPAddress) async -> [ZoneWatch] {
         guard let type = try? UnicastDNSSD.ServiceType(options.type.baseType),
-              let found = try? await NetworkDomains.discover([.legacyBrowse], server: nil, timeout: discoveryTimeout) else { return [] }
+              let found = try? await NetworkDomains.discover([.legacyBrowse], server: server, timeout: discoveryTimeout) else { return [] }
         let local = try? DNSName(dotted: "local.")
         var zones: [DNSName] = []
         for domain in found.found.domains.map(\.domain) where !zones.contains(where: { $0.sameName(as: domain) }) && !(local.map(domain.sameName) ?? false) {

@@ -73,6 +73,57 @@ extension WideAreaTests {
         XCTAssertEqual(live.waitForExit(timeout: 10), 0, live.transcript)
     }
 
+    func testAPlainBrowseWithNoRouteToItsDNSServerDoesNotAskIt() throws {
+        let name = TestLAN.uniqueName("noroute")
+        let publisher = try publish(name)
+        XCTAssertNotNil(publisher.waitForEvent { $0["event"] as? String == "registered" }, publisher.transcript)
+        defer {
+            publisher.signal(SIGTERM)
+            _ = publisher.waitForExit(timeout: 10)
+        }
+        // Without its default route b reaches only its own subnet, not the DNS server 10.78.1.53
+        // that its resolv.conf names. The route check's UDP connect fails at once (it sends
+        // nothing), and the lookup never starts: its first step, listing the host's subnets
+        // for the reverse-zone starting points, would open a netlink socket. The listing is
+        // the link's, complete and quiet.
+        let gateway = "10.78.2.254"
+        XCTAssertEqual(try finished(on: "b", ["ip", "route", "del", "default", "via", gateway]).status, 0)
+        defer { _ = try? finished(on: "b", ["ip", "route", "add", "default", "via", gateway]) }
+        let traced = try finished(on: "b", ["strace", "-f", "-qq", "-e", "trace=socket,connect,sendto,sendmsg", "-e", "signal=none",
+                                            "svc-browse", "--once", "--json"])
+        XCTAssertEqual(traced.status, 0, traced.process.transcript)
+        XCTAssertEqual(traced.process.jsonEvents.last?["event"] as? String, "complete", traced.process.transcript)
+        XCTAssertFalse(traced.process.jsonEvents.contains { $0["name"] as? String == name }, "lab.test. is not browsed: \(traced.process.transcript)")
+        let calls = traced.process.stderr
+        XCTAssertTrue(calls.contains { $0.contains("connect(") && $0.contains("bus.sock") }, "strace shows the D-Bus connections: \(traced.process.transcript)")
+        let toServer = calls.filter { $0.contains("10.78.1.53") }
+        XCTAssertEqual(toServer.count, 1, "only the route check: \(traced.process.transcript)")
+        XCTAssertTrue(toServer.allSatisfy { $0.contains("connect(") && $0.contains("ENETUNREACH") }, traced.process.transcript)
+        XCTAssertFalse(calls.contains { $0.contains("AF_NETLINK") }, "the lookup did not start: \(traced.process.transcript)")
+
+        // With the route back the same browse asks the server and lists the room in lab.test.
+        XCTAssertEqual(try finished(on: "b", ["ip", "route", "add", "default", "via", gateway]).status, 0)
+        let routed = try finished(on: "b", ["svc-browse", "--once", "--json"])
+        XCTAssertEqual(routed.status, 0, routed.process.transcript)
+        XCTAssertTrue(routed.process.jsonEvents.contains { $0["name"] as? String == name && $0["domain"] as? String == "lab.test." }, routed.process.transcript)
+    }
+
+    func testOnceDoesNotWaitLongForADNSServerThatNeverAnswers() throws {
+        // b's DNS server is routed to but its answers never arrive (b drops them), so the
+        // legacy browse domains' lookup would run to its 1 s limit. --once waits for it only
+        // LegacyBrowseDomains.firstBatchGrace (250 ms) past the link's batch (350 ms at least).
+        let rules = "add table inet svc_silent_dns; add chain inet svc_silent_dns in { type filter hook input priority 0; }; "
+            + "add rule inet svc_silent_dns in udp sport 53 drop; add rule inet svc_silent_dns in tcp sport 53 drop"
+        XCTAssertEqual(try finished(on: "b", ["nft", rules]).status, 0)
+        defer { _ = try? finished(on: "b", ["nft", "delete", "table", "inet", "svc_silent_dns"]) }
+        let started = Date()
+        let listing = try finished(on: "b", ["svc-browse", "--once", "--json"])
+        let elapsed = Date().timeIntervalSince(started)
+        XCTAssertEqual(listing.status, 0, listing.process.transcript)
+        XCTAssertEqual(listing.process.jsonEvents.last?["event"] as? String, "complete", listing.process.transcript)
+        XCTAssertLessThan(elapsed, 1.0, "the lookup alone would take 1 s: \(listing.process.transcript)")
+    }
+
     func testDomainsNamesAServerThatIsNotThere() throws {
         // a (10.78.1.1) runs no DNS server: its kernel refuses the port.
         let listing = try finished(on: "b", ["svc-browse", "--domains", "--dns-server", "10.78.1.1"])
