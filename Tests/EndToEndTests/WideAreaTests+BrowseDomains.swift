@@ -116,12 +116,17 @@ extension WideAreaTests {
             + "add rule inet svc_silent_dns in udp sport 53 drop; add rule inet svc_silent_dns in tcp sport 53 drop"
         XCTAssertEqual(try finished(on: "b", ["nft", rules]).status, 0)
         defer { _ = try? finished(on: "b", ["nft", "delete", "table", "inet", "svc_silent_dns"]) }
+        // What starting a tool through the LAN's wrapper costs on this machine right now is
+        // measured and left out, so that a loaded machine's start-up does not count as waiting.
+        let startUp = Date()
+        XCTAssertEqual(try finished(on: "b", ["svc-browse", "--version"]).status, 0)
+        let startUpTime = Date().timeIntervalSince(startUp)
         let started = Date()
         let listing = try finished(on: "b", ["svc-browse", "--once", "--json"])
-        let elapsed = Date().timeIntervalSince(started)
+        let elapsed = Date().timeIntervalSince(started) - startUpTime
         XCTAssertEqual(listing.status, 0, listing.process.transcript)
         XCTAssertEqual(listing.process.jsonEvents.last?["event"] as? String, "complete", listing.process.transcript)
-        XCTAssertLessThan(elapsed, 1.0, "the lookup alone would take 1 s: \(listing.process.transcript)")
+        XCTAssertLessThan(elapsed, 0.95, "the lookup alone would take 1 s (start-up of \(startUpTime) s left out): \(listing.process.transcript)")
     }
 
     func testDomainsNamesAServerThatIsNotThere() throws {
