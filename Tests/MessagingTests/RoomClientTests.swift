@@ -234,6 +234,8 @@ extension RoomClientTests {
         client.finish()
         let outcome = try await withTimeout("the session's outcome") { await client.run() }
         XCTAssertEqual(outcome, .closedByServer("said goodbye: the server is shutting down"))
+        // The outcome can come before the consumer task has taken the last events.
+        try await pump("the end of the events") { eventsEnded.withLock { $0 } }
         XCTAssertTrue(events.withLock { $0.contains { if case .notSent("nobody will read this") = $0 { true } else { false } } })
     }
 
