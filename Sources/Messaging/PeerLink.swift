@@ -303,12 +303,14 @@ public final class PeerLink: @unchecked Sendable {
         timer = scheduler.schedule(at: liveness.nextDeadline, leeway: timerLeeway) { [self] in
             // the link lives while its timer does; ended() cancels it
             timer = nil
-            // While we hold reading for the disk (or, within bounds, for the consumer), the
-            // peer's silence is ours: it counts as heard from.
+            // While we hold reading for the disk, the peer's silence is ours: it counts as
+            // heard from. So it does while we hold it for the consumer, within bounds; the
+            // pings go on then, so that the peer keeps hearing us.
             let heldForConsumer = readingHeld.contains(.consumer)
-            if readingHeld.contains(.disk) || (heldForConsumer && heldForConsumerCountsAsHeard) { liveness.heard(at: scheduler.now) }
+            if readingHeld.contains(.disk) { liveness.heard(at: scheduler.now) }
             switch liveness.tick(at: scheduler.now) {
             case .ping(let token): send(.ping(token: token))
+            case .peerSilent where heldForConsumer && heldForConsumerCountsAsHeard: liveness.heard(at: scheduler.now)
             case .handshakeTimedOut: reject(ProtocolError(.handshakeTimeout, "no HELLO arrived within the handshake timeout"))
             case .peerSilent where heldForConsumer:
                 reject(ProtocolError(.heartbeatTimeout,

@@ -11,12 +11,13 @@ extension RoomServer {
     ///
     /// The hold is bounded: members' heartbeats are not read meanwhile either, so for 4
     /// heartbeat intervals (60 s by default) the room counts every member it does not read as
-    /// alive. When reading has been held that long in a row (the consumer did not take the
-    /// buffer down to half), the consumer is stalled: a `note` event says so; members then
-    /// count as silent and each is dropped with `heartbeat-timeout` ("the room has read nothing
-    /// from its members for too long") once its heartbeat allows, 4 intervals after it was last
-    /// counted as heard (so about 8 intervals, 2 minutes by default, after the stall began);
-    /// each may reconnect later; and every new connection is refused at once with `server-full`
+    /// alive, and keeps pinging them so that they keep hearing it. When reading has been held
+    /// that long in a row (the consumer did not take the buffer down to half), the consumer is
+    /// stalled: a `note` event says so; members then count as silent and each is dropped with
+    /// `heartbeat-timeout` ("the room has read nothing from its members for too long") once
+    /// its heartbeat runs out, within 4 more intervals (so 4 to 8 intervals, 1 to 2 minutes by
+    /// default, after the hold began); each may reconnect later; and every new connection is
+    /// refused at once with `server-full`
     /// ("the room is not taking anyone in ...") instead of waiting unread until its handshake
     /// times out. Once the consumer takes the buffer down to half, members count as heard while
     /// held again and newcomers are let in. A shorter pause costs nobody anything; a newcomer

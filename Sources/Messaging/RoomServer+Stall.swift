@@ -29,8 +29,8 @@ extension RoomServer {
     }
 
     /// The consumer took nothing for `consumerStallLimit`: from now on the members it does not
-    /// read count as silent (each is dropped with `heartbeat-timeout` once its heartbeat
-    /// allows, 4 intervals later), and newcomers are refused at once with `server-full`.
+    /// read count as silent (each is dropped with `heartbeat-timeout` once its heartbeat runs
+    /// out, within 4 intervals), and newcomers are refused at once with `server-full`.
     private func beginStall() {
         consumerStalled = true
         for member in members.values { member.link.heldForConsumerCountsAsHeard = false }
