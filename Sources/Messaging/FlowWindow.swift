@@ -19,10 +19,15 @@ final class FlowWindow: Sendable {
 
     init(limit: Int) { self.limit = max(1, limit) }
 
+    /// Whether a task waits in `acquire` now.
+    var hasWaiters: Bool { state.withLock { !$0.tasks.isEmpty } }
+
     /// Suspends until `amount` fits, after the tasks that waited before, then takes it.
+    /// - Parameter whenWaiting: called (on the caller's thread, outside the lock) when the
+    ///   task has to wait, not when the room is taken at once.
     /// - Throws: `CancellationError` when the task is cancelled while waiting; nothing is
     ///   taken then.
-    func acquire(_ amount: Int) async throws {
+    func acquire(_ amount: Int, whenWaiting: () -> Void = {}) async throws {
         let waiter = FlowWaiter()
         try await withTaskCancellationHandler {
             try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
@@ -37,7 +42,7 @@ final class FlowWindow: Sendable {
                     state.tasks.append((waiter, amount, continuation))
                     return nil
                 }
-                if let outcome { continuation.resume(with: outcome) }
+                if let outcome { continuation.resume(with: outcome) } else { whenWaiting() }
             }
         } onCancel: {
             let cancelled = state.withLock { state -> CheckedContinuation<Void, any Error>? in

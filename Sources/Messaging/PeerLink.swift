@@ -62,6 +62,11 @@ public final class PeerLink: @unchecked Sendable {
     /// Whether PING is answered here (and PONG dropped). When false, both go to `onMessage`,
     /// which decides: a member checking a room code answers nothing until the room proved it.
     public var answersPings = true
+    /// Whether the peer counts as heard from while reading is held for the consumer
+    /// (`ReadHold.consumer`): its silence is ours then. A room whose consumer stopped for too
+    /// long sets it false, so the heartbeat drops the peers it no longer reads
+    /// (`RoomServer.events`).
+    public var heldForConsumerCountsAsHeard = true
     /// Why reading is paused now; reading resumes when none is left.
     private var readingHeld = ReadHolds()
     /// The frames handled in one turn at most: a peer that sends thousands of small frames (or
@@ -298,12 +303,18 @@ public final class PeerLink: @unchecked Sendable {
         timer = scheduler.schedule(at: liveness.nextDeadline, leeway: timerLeeway) { [self] in
             // the link lives while its timer does; ended() cancels it
             timer = nil
-            // While we hold reading for the disk, the peer's silence
-            // is ours: it counts as heard from.
-            if readingHeld.containsOther(than: .turn) { liveness.heard(at: scheduler.now) }
+            // While we hold reading for the disk, the peer's silence is ours: it counts as
+            // heard from. So it does while we hold it for the consumer, within bounds; the
+            // pings go on then, so that the peer keeps hearing us.
+            let heldForConsumer = readingHeld.contains(.consumer)
+            if readingHeld.contains(.disk) { liveness.heard(at: scheduler.now) }
             switch liveness.tick(at: scheduler.now) {
             case .ping(let token): send(.ping(token: token))
+            case .peerSilent where heldForConsumer && heldForConsumerCountsAsHeard: liveness.heard(at: scheduler.now)
             case .handshakeTimedOut: reject(ProtocolError(.handshakeTimeout, "no HELLO arrived within the handshake timeout"))
+            case .peerSilent where heldForConsumer:
+                reject(ProtocolError(.heartbeatTimeout,
+                    "the room has read nothing from its members for too long (the program hosting it takes no events); try again later"))
             case .peerSilent:
                 let silence = liveness.heartbeatInterval * (liveness.allowedMisses + 1)
                 reject(ProtocolError(.heartbeatTimeout,

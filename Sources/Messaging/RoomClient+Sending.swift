@@ -26,13 +26,18 @@ extension RoomClient {
     /// command is queued on the client's executor; what happens to it later comes as events
     /// (`notSent`, `fileSent`). While disconnected, lines are queued for the next connection
     /// (bounded by the window).
+    ///
+    /// A room that stays connected (it answers pings) but acknowledges none of the text on its
+    /// way for the confirmation timeout while sends wait here is treated as a lost connection:
+    /// the client reconnects and sends the unacknowledged lines again, and gives up after the
+    /// reconnect limit, as after any lost connection (`watchAcknowledgements`).
     /// - Throws: `CancellationError` when the task is cancelled while waiting (the command was
     ///   not queued, nothing of it is sent, and its room in the window is given back);
     ///   `SessionEnded` when the session is over, or ends while the send waits.
     public func send(_ command: RoomCommand) async throws {
         let holds = Self.holdsWindow(command)
         let weight = Self.weight(of: command)
-        if holds { try await window.acquire(weight) }
+        if holds { try await window.acquire(weight, whenWaiting: { executor.execute { [self] in watchAcknowledgements() } }) }
         let waiter = SendWaiter()
         try await withTaskCancellationHandler {
             try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
@@ -47,6 +52,7 @@ extension RoomClient {
                     }
                     guard senders.append(waiter, command, continuation) else { return giveBack(command) }
                     link?.whenDrained(.sender) { [weak self] in self?.admitSenders() }
+                    watchAcknowledgements()
                 }
             }
         } onCancel: {
@@ -56,6 +62,9 @@ extension RoomClient {
             }
         }
     }
+
+    /// Whether a `send` waits, for the window or for the outbox.
+    var sendsWait: Bool { !senders.isEmpty || window.hasWaiters }
 
     /// Whether the connection's outbox is over its mark. On the executor.
     var outboxIsFull: Bool {

@@ -56,6 +56,8 @@ public final class RoomClient: @unchecked Sendable {
         /// any of the text still unconfirmed before the session ends with it reported as not
         /// sent; nil: 4 heartbeat intervals, as long as a silent server is given. A server
         /// that stays alive (it pings) but never confirms would otherwise be waited for forever.
+        /// Before input ends, the same time bounds a room that acknowledges nothing while
+        /// `send`s wait for it: the connection is then treated as lost (see `send`).
         public var confirmationTimeout: Duration?
         /// Where files from the server go; nil refuses them.
         public var inbox: Inbox?
@@ -249,6 +251,13 @@ public final class RoomClient: @unchecked Sendable {
     /// Counts acknowledgements that made progress, so a confirmation timeout only fires when
     /// none came since it was set.
     private var confirmationProgress = 0
+    /// The timer that watches for acknowledgements while sends wait (`watchAcknowledgements`).
+    private(set) var acknowledgementWatch: (any ScheduledWork)?
+    /// Why the client closed the current connection itself: the room acknowledged nothing.
+    private var stalledBecause: String?
+    /// Why the last connection was lost, when the room acknowledged nothing: said again if
+    /// reconnecting is given up.
+    private var lastStall: String?
 
     /// A client that reaches the server through DNS-SD and TCP, and lives on `loop`: its
     /// state, its connection, its timers, and where events are delivered.
@@ -427,7 +436,7 @@ public final class RoomClient: @unchecked Sendable {
     /// text still unacknowledged within the confirmation timeout (set again after each
     /// acknowledgement that confirmed something).
     private func awaitConfirmation() {
-        let timeout = options.confirmationTimeout ?? options.heartbeatInterval * 4
+        let timeout = confirmationTimeout
         let progress = confirmationProgress
         scheduler.schedule(after: timeout) { [weak self] in
             guard let self, !isOver, progress == confirmationProgress else { return }
@@ -437,6 +446,29 @@ public final class RoomClient: @unchecked Sendable {
             stopped = true
             abandonUndelivered()
             end(.failed("the server confirmed none of the text sent for \(timeout.secondsText)"))
+        }
+    }
+
+    /// How long the server may go without acknowledging anything (`Options.confirmationTimeout`).
+    private var confirmationTimeout: Duration { options.confirmationTimeout ?? options.heartbeatInterval * 4 }
+
+    /// While `send`s wait (for the window or the outbox): when the connected room acknowledges
+    /// none of the text on its way for the confirmation timeout, the connection is closed and
+    /// handled as lost (reconnect, send again; `ended`). A room that answers pings would
+    /// otherwise hold the producer forever. Set again after each acknowledgement that confirmed
+    /// something, and at each join; ends once no send waits. On the executor.
+    func watchAcknowledgements() {
+        guard acknowledgementWatch == nil, !isOver, !finishing, let watched = link, joined else { return }
+        let timeout = confirmationTimeout
+        let progress = confirmationProgress
+        acknowledgementWatch = scheduler.schedule(after: timeout) { [weak self] in
+            guard let self else { return }
+            acknowledgementWatch = nil
+            // Input ended: `awaitConfirmation` watches from now on; nothing waits: nothing to watch.
+            guard !isOver, !finishing, sendsWait else { return }
+            guard progress == confirmationProgress, link === watched, unacknowledgedCount > 0 else { return watchAcknowledgements() }
+            stalledBecause = "the room acknowledged none of the text sent for \(timeout.secondsText) while more waited to be sent"
+            watched.connection.close()
         }
     }
 
@@ -526,6 +558,7 @@ public final class RoomClient: @unchecked Sendable {
             joinWaiter = nil
             resendUnacknowledged()
             flushPending()
+            if sendsWait { watchAcknowledgements() }
         case .acknowledged(let through):
             let unconfirmed = unacknowledgedCount
             while unacknowledgedStart < unacknowledged.count, unacknowledged[unacknowledgedStart].sequence < through {
@@ -535,6 +568,9 @@ public final class RoomClient: @unchecked Sendable {
             if unacknowledgedCount < unconfirmed {
                 confirmationProgress += 1
                 if finishing { awaitConfirmation() }
+                acknowledgementWatch?.cancel()
+                acknowledgementWatch = nil
+                if sendsWait { watchAcknowledgements() }
             }
             if unacknowledgedStart == unacknowledged.count {
                 unacknowledged.removeAll(keepingCapacity: unacknowledged.count < 4096)
@@ -684,8 +720,13 @@ public final class RoomClient: @unchecked Sendable {
         // the session ends here: `end`).
         defer { admitSenders() }
         let wasJoined = joined
-        // A connection that stayed up long enough starts reconnecting and looking afresh.
-        if let joinedAt, scheduler.now - joinedAt >= options.stableConnection {
+        acknowledgementWatch?.cancel()
+        acknowledgementWatch = nil
+        let stalled = stalledBecause
+        stalledBecause = nil
+        // A connection that stayed up long enough starts reconnecting and looking afresh; one
+        // to a room that acknowledged nothing counts as a failed attempt, however long it lasted.
+        if stalled == nil, let joinedAt, scheduler.now - joinedAt >= options.stableConnection {
             backoff.reset()
             reconnectAttempts = 0
             roomLooks.reset()
@@ -725,9 +766,11 @@ public final class RoomClient: @unchecked Sendable {
             Task { await waitForRoom(pausing: pause) }
             return
         }
-        onEvent(.disconnected(reason: reason.description))
+        lastStall = stalled
+        onEvent(.disconnected(reason: stalled ?? reason.description))
         guard options.reconnect, !stopped else {
             abandonUndelivered()
+            if let stalled { return end(.failed(stalled)) }
             return end(reason.isOrderly || stopped ? .closedByServer(reason.description) : .failed(reason.description))
         }
         Task { await reconnect() }
@@ -744,7 +787,8 @@ public final class RoomClient: @unchecked Sendable {
                 guard reconnectAttempts < allowedAttempts else {
                     stopped = true
                     abandonUndelivered()
-                    end(.failed("gave up reconnecting after \(counted(allowedAttempts, "attempt")) (the count starts again only after a connection stays up \(options.stableConnection.secondsText))"))
+                    let lost = lastStall.map { "; the last connection was closed because \($0)" } ?? ""
+                    end(.failed("gave up reconnecting after \(counted(allowedAttempts, "attempt")) (the count starts again only after a connection stays up \(options.stableConnection.secondsText))\(lost)"))
                     return nil
                 }
                 reconnectAttempts += 1

@@ -112,6 +112,12 @@ public final class RoomServer: @unchecked Sendable {
     var senderWatches: Set<Int> = []
     /// When the first member a waiting send needs becomes too slow.
     var slowMemberCheck: (any ScheduledWork)?
+    /// Set while the event buffer presses, for when the consumer has taken nothing for
+    /// `consumerStallLimit` (`RoomServer+Stall.swift`).
+    var stallCheck: (any ScheduledWork)?
+    /// The consumer took nothing for `consumerStallLimit` while the buffer pressed: members no
+    /// longer count as heard from while unread, and newcomers are refused at once.
+    var consumerStalled = false
     /// `closeAll` began: `send` takes nothing more.
     var isClosing = false
     private var nextID = 1
@@ -235,13 +241,9 @@ public final class RoomServer: @unchecked Sendable {
         probes = LimitedReports(scheduler: scheduler) { count in
             eventBuffer.yield(.note("more than 20 connections in the last 10 s only checked that the room answers (as svc-browse --verify does): \(count) beyond the first 20"))
         }
-        // A full buffer stops reading from every member (and from those who come meanwhile).
-        eventBuffer.pressure = { [weak self] full in
-            guard let self else { return }
-            for member in members.values {
-                if full { member.link.holdReading(.consumer) } else { member.link.releaseReading(.consumer) }
-            }
-        }
+        // A full buffer stops reading from every member (and from those who come meanwhile),
+        // for a bounded time (`consumerPressure`).
+        eventBuffer.pressure = { [weak self] full in self?.consumerPressure(full) }
     }
 
     /// Hands an event to the consumer (`events`). On the scheduler.
@@ -270,6 +272,7 @@ public final class RoomServer: @unchecked Sendable {
         let address = stream.peer.map { $0.address.unmappedIPv4?.description ?? $0.addressWithScope } ?? "unknown"
         let member = Member(id: nextID, link: link, peer: stream.peer?.description ?? "an unknown address", host: host, address: address,
                             roomCode: options.roomCode)
+        link.heldForConsumerCountsAsHeard = !consumerStalled
         member.neighbour = neighbour
         nextID += 1
         members[member.id] = member
@@ -282,7 +285,11 @@ public final class RoomServer: @unchecked Sendable {
         pendingByHost[host] = fromHost + 1
         pendingCount += 1
         pendingOrder.append(member.id)
-        if fromHost >= options.maximumPendingPerHostUnderLoad && pendingCount > options.maximumPendingConnections / 2 {
+        if consumerStalled {
+            // Held at once and never read: it would only time out in the handshake.
+            leftPending(member)
+            link.reject(ProtocolError(.serverFull, Self.stalledRefusal))
+        } else if fromHost >= options.maximumPendingPerHostUnderLoad && pendingCount > options.maximumPendingConnections / 2 {
             leftPending(member)
             link.reject(ProtocolError(.serverFull, "too many connections from \(host) have not said HELLO yet (\(fromHost)); try again later"))
         } else if pendingCount > options.maximumPendingConnections {

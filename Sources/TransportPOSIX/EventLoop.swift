@@ -105,25 +105,20 @@ public final class EventLoop: Scheduler, @unchecked Sendable {
 
     /// Runs `body` on the loop and waits for its result, blocking the calling thread: for
     /// threads that may block (tests, a benchmark's driver), never for the loop itself or a
-    /// Swift concurrency task (use `submit`), and only while the loop surely runs (a caller that
-    /// may race `shutdown()` uses `runAndWaitUnlessStopped`).
+    /// Swift concurrency task (use `submit`), and only while the loop surely runs: work handed
+    /// to a stopped loop is a programming error.
     public func runAndWait<Result: Sendable>(_ body: @escaping () -> Result) -> Result {
-        guard let value = runAndWaitUnlessStopped(body) else { preconditionFailure("EventLoop.runAndWait: the loop \(name) has stopped") }
-        return value
-    }
-
-    /// As `runAndWait`, for a thread that may outlive the loop (one reading standard input):
-    /// returns nil when the loop has stopped, or stops before it runs `body` (the work is then
-    /// dropped and the caller is let go).
-    public func runAndWaitUnlessStopped<Result: Sendable>(_ body: @escaping () -> Result) -> Result? {
         precondition(!inEventLoop, "EventLoop.runAndWait called on the loop \(name) itself; call body directly")
         let done = DispatchSemaphore(value: 0)
         let result = Mutex<Result?>(nil)
         // The semaphore is signalled when the loop lets go of the work: after running it, or
         // when it drops it at shutdown; either way this thread does not wait forever.
-        guard enqueue(Self.signalling(done, when: { result.withLock { $0 = body() } })) else { return nil }
+        guard enqueue(Self.signalling(done, when: { result.withLock { $0 = body() } })) else {
+            preconditionFailure("EventLoop.runAndWait: the loop \(name) has stopped")
+        }
         done.wait()
-        return result.withLock { $0 }
+        guard let value = result.withLock({ $0 }) else { preconditionFailure("EventLoop.runAndWait: the loop \(name) stopped before it ran the work") }
+        return value
     }
 
     /// Work that signals `done` once the loop has released it, run or not.

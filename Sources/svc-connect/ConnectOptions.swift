@@ -96,9 +96,11 @@ struct ConnectOptions: Sendable {
             sent; someone who takes over the same host address is not detected.
             It exits when input ends (Ctrl-D) or on /quit once everything was delivered, or
             when the server confirms nothing for 4 heartbeat intervals; what it did not
-            confirm is then reported as not sent. Ctrl-C leaves at once and lists what was
-            not delivered. Printing never holds up
-            the room: output that is not read keeps up to 4 MiB, then lines are dropped and
+            confirm is then reported as not sent. Before that, a server that confirms
+            nothing for 4 heartbeat intervals while input waits for it is treated as a lost
+            connection (reconnect, send again; after the last attempt, exit 74). Ctrl-C
+            leaves at once and lists what was not delivered. Printing never holds up the
+            room: output that is not read keeps up to 4 MiB, then lines are dropped and
             counted on standard error; when standard output is closed, it stays in the room
             and stops printing. While a file moves, standard error shows a progress bar
             when it is a terminal (sizes in binary units: 1 KiB = 1024 bytes, 1 MiB = 1024

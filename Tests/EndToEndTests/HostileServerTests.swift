@@ -79,6 +79,29 @@ final class HostileServerTests: XCTestCase {
         _ = server.waitForExit(timeout: 10)
     }
 
+    func testAServerThatNeverConfirmsWhileInputWaitsIsReconnectedToAndGivenUpOn() throws {
+        // Input does not end: 1100 lines of 1000 bytes, more than the 1 MiB window, so a send
+        // waits for an ACK that never comes. After 4 heartbeat intervals (4 s) the connection
+        // is handled as lost: reconnect, the unconfirmed lines sent again, and after the two
+        // attempts --retry-max 2 allows, exit 74 saying the room acknowledged nothing.
+        let (server, name) = try hostileServer("never-ack", connections: 3)
+        let started = Date()
+        let client = try TestLAN.run("svc-connect", on: "b", [name, "--allow-plaintext", "--retry-max", "2", "--timeout", "5", "--heartbeat", "1"])
+        let line = String(repeating: "x", count: 1000)
+        for _ in 0..<1100 { client.send(line) }
+        XCTAssertEqual(client.waitForExit(timeout: 60), 74, client.transcript)
+        client.closeStdin()
+        XCTAssertLessThan(Date().timeIntervalSince(started), 45, client.transcript)
+        let reason = "the room acknowledged none of the text sent for 4 s while more waited to be sent"
+        XCTAssertEqual(client.stderr.filter { $0.contains("connection lost") && $0.hasSuffix(reason) }.count, 3, client.transcript)
+        XCTAssertTrue(client.stderr.contains { $0.contains("gave up reconnecting after 2 attempts") && $0.hasSuffix("the last connection was closed because " + reason) },
+                      client.transcript)
+        XCTAssertTrue(client.stderr.contains { $0.contains("(sent, but the server never confirmed it)") }, client.transcript)
+        server.signal(SIGTERM)
+        _ = server.waitForExit(timeout: 10)
+        XCTAssertEqual(server.stdout.filter { $0.hasPrefix("{\"connection\"") }.count, 3, server.transcript)
+    }
+
     func testAServerThatFloodsAndNeverReadsIsLeftRatherThanBufferedFor() throws {
         // It sends PINGs as fast as TCP takes them and never reads the PONGs: the client's
         // outbox bound (4 MiB) or its heartbeat ends the connection, never a hang.
