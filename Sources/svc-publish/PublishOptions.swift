@@ -20,6 +20,8 @@ struct PublishOptions: Sendable {
     struct WideArea: Sendable {
         var server: IPAddress
         var keyPath: String
+        /// `--dns-timeout`: how long one exchange with the server may take, 1-60 s.
+        var timeout = 3
     }
     /// nil: register over mDNS through avahi-daemon.
     var wideArea: WideArea?
@@ -59,6 +61,7 @@ struct PublishOptions: Sendable {
             .domain,
             .init("dns-server", value: "address", help: "Register in the unicast zone --domain on this DNS server by signed DNS UPDATE\n(with --tsig-key) instead of over mDNS, so other subnets find the room."),
             .init("tsig-key", value: "path", completion: .file, help: "The TSIG key for --dns-server, as 'tsig-keygen' writes it; refused when others can\nread it (chmod 600)."),
+            .init("dns-timeout", value: "seconds", help: "With --dns-server: how long to wait for the server's answer to one update or query,\n1 to 60 (default: 3); for a slow or distant server."),
             .init("withdraw", help: "With --name and --dns-server: remove what a crashed publisher of this host left\nunder that name in the zone (only when nothing here serves its port), and exit."),
             .interface,
             .init("port", value: "port", help: "The TCP port to listen on (default: 0, any free port). Give one the firewall lets in when it only allows fixed ports."),
@@ -184,6 +187,13 @@ struct PublishOptions: Sendable {
             throw UsageError("--tsig-key signs updates to a DNS server: give --dns-server too")
         case (_?, nil):
             throw UsageError("--dns-server needs --tsig-key: the zone takes only signed updates")
+        }
+        if let text = parsed.value("dns-timeout") {
+            guard wideArea != nil else { throw UsageError("--dns-timeout bounds the exchanges with --dns-server: give --dns-server and --tsig-key too") }
+            guard let seconds = Int(text), (1...60).contains(seconds) else {
+                throw UsageError("--dns-timeout takes a whole number of seconds from 1 to 60, not '\(text)'")
+            }
+            wideArea?.timeout = seconds
         }
         withdraw = parsed.flag("withdraw")
         if withdraw, wideArea == nil || name == nil {

@@ -52,7 +52,7 @@ final class WideAreaPublication: Sendable {
             let items = txt.entries.map { Array($0.key.utf8) + ($0.value.map { [UInt8(ascii: "=")] + $0 } ?? []) }
             let instance = try UnicastDNSSD.ServiceInstance(instanceName: name, type: try UnicastDNSSD.ServiceType(type.baseType), zone: zone,
                                                host: try zone.prepending(label), port: port, txt: items, addresses: addresses)
-            server = LDNSServer(address: settings.server, key: key)
+            server = LDNSServer(address: settings.server, key: key, timeout: settings.timeout)
             first = instance
         } catch {
             throw ToolFailure(error)
@@ -113,7 +113,7 @@ final class WideAreaPublication: Sendable {
             guard let label = fingerprint.map(HostAddresses.hostLabel(for:)) ?? HostAddresses.hostLabel() else {
                 throw UnicastDNSSDError(.invalidName, "this host's name is not a DNS label (letters, digits and '-'); set a plain host name")
             }
-            let directory = UnicastServiceDirectory(server: LDNSServer(address: settings.server, key: key))
+            let directory = UnicastServiceDirectory(server: LDNSServer(address: settings.server, key: key, timeout: settings.timeout))
             outcome = try await directory.withdrawLeftover(name, type: try UnicastDNSSD.ServiceType(type.baseType), in: zone,
                                                            host: try zone.prepending(label), keyItem: fingerprint.map { Array("key=\($0.full)".utf8) },
                                                            isServed: { isServed(port: $0) })

@@ -45,6 +45,8 @@ final class CommandLineTests: XCTestCase {
             ("svc-publish", ["--port", "70000"], "Error: --port takes a port from 0 to 65535 (0: any free port), not '70000'"),
             ("svc-publish", ["--conflict", "maybe"], "Error: --conflict takes 'rename' or 'fail', not 'maybe'"),
             ("svc-publish", ["--history", "101"], "Error: --history takes a whole number from 0 to 100, not '101'"),
+            ("svc-publish", ["--dns-timeout", "5"], "Error: --dns-timeout bounds the exchanges with --dns-server: give --dns-server and --tsig-key too"),
+            ("svc-publish", ["--domain", "lab.example.", "--dns-server", "192.0.2.53", "--tsig-key", "k", "--dns-timeout", "61"], "Error: --dns-timeout takes a whole number of seconds from 1 to 60, not '61'"),
             ("svc-publish", ["--timestamps", "--no-timestamps"], "Error: --timestamps and --no-timestamps cannot be used together"),
             ("svc-browse", ["--timeout", "soon"], "Error: --timeout takes a number of seconds greater than 0 and at most 86400, not 'soon'"),
             ("svc-browse", ["--all", "--type", "_http._tcp"], "Error: --all and --type cannot be used together"),
