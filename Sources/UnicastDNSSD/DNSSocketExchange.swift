@@ -88,28 +88,9 @@ struct DNSSocketExchange {
 
     /// A non-blocking socket connected to the server (TCP: connected within the deadline).
     private func connectedSocket(_ kind: Int32) throws(Failure) -> Int32 {
-        let family = if case .v6 = address { AF_INET6 } else { AF_INET }
-        let socket = Glibc.socket(family, kind | Int32(SOCK_NONBLOCK.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
+        let socket = Glibc.socket(address.socketFamily, kind | Int32(SOCK_NONBLOCK.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
         guard socket >= 0 else { throw .system("socket: \(String(cString: strerror(errno))) (errno \(errno))") }
-        let status: Int32
-        switch address {
-        case .v4(let bytes):
-            var socketAddress = sockaddr_in()
-            socketAddress.sin_family = sa_family_t(AF_INET)
-            socketAddress.sin_port = port.bigEndian
-            withUnsafeMutableBytes(of: &socketAddress.sin_addr) { $0.copyBytes(from: bytes.prefix(4)) }
-            status = withUnsafePointer(to: &socketAddress) {
-                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { Glibc.connect(socket, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
-            }
-        case .v6(let bytes):
-            var socketAddress = sockaddr_in6()
-            socketAddress.sin6_family = sa_family_t(AF_INET6)
-            socketAddress.sin6_port = port.bigEndian
-            withUnsafeMutableBytes(of: &socketAddress.sin6_addr) { $0.copyBytes(from: bytes.prefix(16)) }
-            status = withUnsafePointer(to: &socketAddress) {
-                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { Glibc.connect(socket, $0, socklen_t(MemoryLayout<sockaddr_in6>.size)) }
-            }
-        }
+        let status = address.connect(socket, port: port)
         let error = errno
         if status == 0 { return socket }
         guard error == EINPROGRESS else {
