@@ -30,12 +30,7 @@ final class RoomClientAsyncTests: XCTestCase {
 
     /// Runs the client's pending work until `condition` holds (on the client's queue).
     func pump(_ what: String, until condition: () -> Bool) async throws {
-        for _ in 0..<3000 {
-            if queue.sync(execute: { scheduler.run(); return condition() }) { return }
-            try await Task.sleep(for: .milliseconds(1))
-        }
-        XCTFail("timed out waiting for \(what)")
-        throw TimedOut()
+        try await drive(what, on: queue, scheduler, until: condition)
     }
 
     /// Connects and answers as a server that acknowledges text; returns the server's end.

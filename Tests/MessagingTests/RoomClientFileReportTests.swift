@@ -59,12 +59,7 @@ final class RoomClientFileReportTests: XCTestCase {
     /// Runs the client's pending work until `condition` holds (on the client's queue); fails
     /// instead of waiting for ever.
     func pump(_ what: String, until condition: () -> Bool) async throws {
-        for _ in 0..<3000 {
-            if queue.sync(execute: { scheduler.run(); return condition() }) { return }
-            try await Task.sleep(for: .milliseconds(1))
-        }
-        XCTFail("timed out waiting for \(what)")
-        throw TimedOut()
+        try await drive(what, on: queue, scheduler, until: condition)
     }
 
     /// File events that print a line. (Progress draws no line of its own: it only moves the bar

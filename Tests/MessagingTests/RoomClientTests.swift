@@ -53,12 +53,7 @@ final class RoomClientTests: XCTestCase {
 
     /// Runs the client's pending work until `condition` holds (on the client's queue).
     func pump(_ what: String, until condition: () -> Bool) async throws {
-        for _ in 0..<2000 {
-            if queue.sync(execute: { scheduler.run(); return condition() }) { return }
-            try await Task.sleep(for: .milliseconds(1))
-        }
-        XCTFail("timed out waiting for \(what)")
-        throw TimedOut()
+        try await drive(what, on: queue, scheduler, attempts: 2000, until: condition)
     }
 
     /// Connects (unless the client reconnects by itself) and answers as a server that

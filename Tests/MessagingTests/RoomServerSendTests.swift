@@ -16,12 +16,7 @@ final class RoomServerSendTests: XCTestCase {
     static let longLine = String(repeating: "y", count: 32 << 10)
 
     func pump(_ what: String, until condition: () -> Bool) async throws {
-        for _ in 0..<3000 {
-            if queue.sync(execute: { scheduler.run(); return condition() }) { return }
-            try await Task.sleep(for: .milliseconds(1))
-        }
-        XCTFail("timed out waiting for \(what)")
-        throw TimedOut()
+        try await drive(what, on: queue, scheduler, until: condition)
     }
 
     /// The value of `task`, which needs the room's work done meanwhile (the room runs only

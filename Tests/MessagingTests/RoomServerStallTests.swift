@@ -24,12 +24,7 @@ final class RoomServerStallTests: XCTestCase {
 
     /// Runs the room's pending work until `condition` holds (on the room's queue).
     func pump(_ what: String, until condition: () -> Bool) async throws {
-        for _ in 0..<3000 {
-            if queue.sync(execute: { scheduler.run(); return condition() }) { return }
-            try await Task.sleep(for: .milliseconds(1))
-        }
-        XCTFail("timed out waiting for \(what)")
-        throw TimedOut()
+        try await drive(what, on: queue, scheduler, until: condition)
     }
 
     /// Moves the clock by `duration` in steps of 100 ms; the members given keep saying PING

@@ -1,3 +1,5 @@
+import Dispatch
+import MessagingTesting
 import XCTest
 
 struct TimedOut: Error {}
@@ -14,4 +16,16 @@ func waitUntil(timeout: Duration = .seconds(60), file: StaticString = #filePath,
         }
         try await Task.sleep(for: .milliseconds(10))
     }
+}
+
+/// Runs `scheduler`'s pending work on `queue` until `condition` holds there, trying every
+/// 1 ms; fails the test (and throws) after `attempts` tries instead of waiting for ever.
+func drive(_ what: String, on queue: DispatchQueue, _ scheduler: ManualScheduler, attempts: Int = 3000,
+           until condition: () -> Bool) async throws {
+    for _ in 0..<attempts {
+        if queue.sync(execute: { scheduler.run(); return condition() }) { return }
+        try await Task.sleep(for: .milliseconds(1))
+    }
+    XCTFail("timed out waiting for \(what)")
+    throw TimedOut()
 }
