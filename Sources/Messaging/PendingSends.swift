@@ -42,9 +42,12 @@ final class PendingSends<Item> {
     /// caller returns. Stops at the first that must wait (the later ones wait behind it).
     /// `perform` may end the owner's session or room (an outbox that overflows closes its
     /// stream), which fails the others: each entry leaves the queue before it is performed.
+    /// An entry that `hasRoom` or `perform` removed meanwhile (they may re-enter the queue) is
+    /// neither performed nor resumed again: only the entry that was checked is removed.
     func admit(while hasRoom: (Item) -> Bool, _ perform: (Item) -> Void) {
         while let first = waiting.first, hasRoom(first.item) {
-            waiting.removeFirst()
+            guard let index = waiting.firstIndex(where: { $0.waiter === first.waiter }) else { continue }
+            waiting.remove(at: index)
             perform(first.item)
             first.continuation.resume()
         }

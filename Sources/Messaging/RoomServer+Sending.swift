@@ -41,12 +41,14 @@ extension RoomServer {
                         return continuation.resume(throwing: SendFailed("the room is closing: \(Self.describe(command)) was not sent"))
                     }
                     let pending = PendingSend(command: command, recipient: recipient(of: command))
-                    if senders.isEmpty, blockers(of: pending).isEmpty {
+                    var tooSlow: [Member] = []
+                    defer { drop(tooSlow) }
+                    if senders.isEmpty, blockers(of: pending, tooSlow: &tooSlow).isEmpty {
                         perform(command)
                         return continuation.resume()
                     }
                     guard senders.append(waiter, pending, continuation) else { return }
-                    watchBlockers()
+                    watchBlockers(tooSlow: &tooSlow)
                 }
             }
         } onCancel: {
@@ -66,21 +68,24 @@ extension RoomServer {
         }
     }
 
-    /// The members whose outboxes a send must wait for now.
-    private func blockers(of pending: PendingSend) -> [Member] {
+    /// The members whose outboxes a send must wait for now. Members found too slow are added
+    /// to `tooSlow` rather than rejected here: rejecting can close a link on the spot (its
+    /// error frame overflows the outbox), which re-enters the send queue; the caller drops
+    /// them once its check is over (`drop`).
+    private func blockers(of pending: PendingSend, tooSlow: inout [Member]) -> [Member] {
         switch pending.command {
         case .say:
-            return members.values.filter { $0.name != nil && !$0.replaced && holdsBack($0) }
+            return members.values.filter { $0.name != nil && !$0.replaced && holdsBack($0, tooSlow: &tooSlow) }
         case .message:
-            return pending.recipient.flatMap { members[$0] }.flatMap { holdsBack($0) ? [$0] : nil } ?? []
+            return pending.recipient.flatMap { members[$0] }.flatMap { holdsBack($0, tooSlow: &tooSlow) ? [$0] : nil } ?? []
         case .who, .send, .help, .quit:
             return []
         }
     }
 
     /// Whether `member`'s outbox is over the mark; one that has been so for
-    /// `slowMemberTimeout` is dropped with `too-slow` instead.
-    private func holdsBack(_ member: Member) -> Bool {
+    /// `slowMemberTimeout` is added to `tooSlow` instead.
+    private func holdsBack(_ member: Member, tooSlow: inout [Member]) -> Bool {
         guard member.link.isOpen, member.link.connection.bufferedByteCount > Self.outboxMark else {
             member.congestedSince = nil
             return false
@@ -89,18 +94,26 @@ extension RoomServer {
         let since = member.congestedSince ?? now
         member.congestedSince = since
         guard now - since < options.slowMemberTimeout else {
-            member.link.reject(ProtocolError(.tooSlow,
-                "more than 1 MiB waited to be sent to you for \(options.slowMemberTimeout.secondsText); read faster or rejoin"))
+            if !tooSlow.contains(where: { $0 === member }) { tooSlow.append(member) }
             return false
         }
         return true
     }
 
+    /// Drops the members a check found too slow, with `too-slow`; called once the check is
+    /// over, as dropping one may end it and re-enter `admitSenders`.
+    private func drop(_ tooSlow: [Member]) {
+        for member in tooSlow {
+            member.link.reject(ProtocolError(.tooSlow,
+                "more than 1 MiB waited to be sent to you for \(options.slowMemberTimeout.secondsText); read faster or rejoin"))
+        }
+    }
+
     /// Waits for the outboxes the oldest send needs to drain, and for the first of them to
     /// become too slow.
-    private func watchBlockers() {
+    private func watchBlockers(tooSlow: inout [Member]) {
         guard let first = senders.first else { return }
-        let blocking = blockers(of: first)
+        let blocking = blockers(of: first, tooSlow: &tooSlow)
         for member in blocking where !senderWatches.contains(member.id) {
             senderWatches.insert(member.id)
             member.link.whenDrained(.sender) { [weak self] in self?.admitSenders() }
@@ -115,12 +128,14 @@ extension RoomServer {
     /// Performs the waiting sends, in order, while their outboxes have room; then waits for
     /// what the next one needs.
     func admitSenders() {
-        senders.admit(while: { blockers(of: $0).isEmpty }) { perform($0.command) }
+        var tooSlow: [Member] = []
+        senders.admit(while: { blockers(of: $0, tooSlow: &tooSlow).isEmpty }) { perform($0.command) }
         for id in senderWatches { members[id]?.link.whenDrained(.sender, nil) }
         senderWatches = []
         slowMemberCheck?.cancel()
         slowMemberCheck = nil
-        if !senders.isEmpty { watchBlockers() }
+        if !senders.isEmpty { watchBlockers(tooSlow: &tooSlow) }
+        drop(tooSlow)
     }
 
     /// `member` is leaving: the sends waiting to reach it fail, and those that waited for its

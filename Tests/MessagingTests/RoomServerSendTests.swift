@@ -159,6 +159,32 @@ final class RoomServerSendTests: XCTestCase {
         queue.sync { XCTAssertNil(room.roster.id(named: "bob"), "bob was dropped") }
     }
 
+    /// Dropping a too-slow member whose outbox cannot take the `too-slow` error frame closes
+    /// its link on the spot, which re-enters the send queue: the waiting line must still go
+    /// once, and the room must not trap (it removed from an empty queue before).
+    func testDroppingATooSlowMemberWhoseOutboxOverflowsDoesNotReenterTheWaitingSend() async throws {
+        let room = makeRoom(slowMemberTimeout: .seconds(5))
+        let alice = try await join(room, as: "alice", port: 50001)
+        let bob = try await join(room, as: "bob", port: 50002)
+        queue.sync { bob.stream.pauseReading() }
+        // bob's outbox 16 bytes under its 4 MiB limit: the error frame will not fit.
+        queue.sync {
+            guard let connection = room.roster.id(named: "bob").flatMap({ room.members[$0] })?.link.connection else {
+                return XCTFail("bob is not in the room")
+            }
+            let filler = [UInt8](repeating: 0, count: (4 << 20) - 16 - connection.bufferedByteCount)
+            _ = filler.withUnsafeBytes { connection.send($0) }
+        }
+        let sending = Task { try await room.send(.say("waits-for-bob")) }
+        try await settle()
+        queue.sync { scheduler.advance(by: .seconds(6)) }
+        try await value(of: sending, "the line")
+        try await pump("the line at alice") { Self.texts(alice).last == "waits-for-bob" }
+        try await settle()
+        XCTAssertEqual(Self.texts(alice).filter { $0 == "waits-for-bob" }.count, 1, "the line went once")
+        queue.sync { XCTAssertNil(room.roster.id(named: "bob"), "bob was dropped") }
+    }
+
     func testCloseAllFailsTheSendsThatStillWait() async throws {
         let room = makeRoom()
         let bob = try await join(room, as: "bob", port: 50002)
