@@ -15,20 +15,23 @@ extension RoomServer {
     /// Bytes waiting in a member's outbox above which `send` waits for it to drain.
     public static let outboxMark = 1 << 20
 
-    /// A `send` waiting for room: its command, and the member it is for (a line or a file to
-    /// one member), found when it was given.
+    /// A `send` waiting for room: its command, the member it is for (a line or a file to one
+    /// member), found when it was given, and when it began to wait.
     struct PendingSend {
         let command: RoomCommand
         let recipient: Int?
+        let since: ContinuousClock.Instant
     }
 
     /// Performs an operator's command (`perform`), suspending first while an outbox it goes to
     /// is over `outboxMark`: every member's for a line to everyone, the recipient's for a line
     /// or a file to one member (files then have flow control of their own). Sends wait in
-    /// order: a later one never passes an earlier one. A member that keeps more than the mark
-    /// waiting for `Options.slowMemberTimeout` is dropped with `too-slow` (a member that talks
-    /// but never reads counts as alive for the heartbeat), so a line to everyone always goes
-    /// in the end. Returns once the command was performed; what came of it comes as events.
+    /// order: a later one never passes an earlier one. Each send waits at most
+    /// `Options.slowMemberTimeout`: then the members still over the mark are dropped with
+    /// `too-slow` (a member that talks but never reads counts as alive for the heartbeat) and
+    /// it goes, so members taking turns over the mark cannot hold it for ever. `/who`, `/help`
+    /// and `/quit` need no outbox and never wait. Returns once the command was performed; what
+    /// came of it comes as events.
     /// - Throws: `CancellationError` when the task is cancelled while waiting (nothing of the
     ///   command was done); `SendFailed` when its recipient leaves while it waits, or when the
     ///   room is closing (`closeAll`).
@@ -40,10 +43,10 @@ extension RoomServer {
                     guard !isClosing else {
                         return continuation.resume(throwing: SendFailed("the room is closing: \(Self.describe(command)) was not sent"))
                     }
-                    let pending = PendingSend(command: command, recipient: recipient(of: command))
+                    let pending = PendingSend(command: command, recipient: recipient(of: command), since: scheduler.now)
                     var tooSlow: [Member] = []
                     defer { drop(tooSlow) }
-                    if senders.isEmpty, blockers(of: pending, tooSlow: &tooSlow).isEmpty {
+                    if Self.needsNoOutbox(command) || senders.isEmpty && blockers(of: pending, tooSlow: &tooSlow).isEmpty {
                         perform(command)
                         return continuation.resume()
                     }
@@ -68,6 +71,14 @@ extension RoomServer {
         }
     }
 
+    /// Whether `command` only answers the operator or ends the room: it never waits for outboxes.
+    private static func needsNoOutbox(_ command: RoomCommand) -> Bool {
+        switch command {
+        case .who, .help, .quit: true
+        case .say, .message, .send: false
+        }
+    }
+
     /// The members whose outboxes a send must wait for now. Members found too slow are added
     /// to `tooSlow` rather than rejected here: rejecting can close a link on the spot (its
     /// error frame overflows the outbox), which re-enters the send queue; the caller drops
@@ -75,25 +86,21 @@ extension RoomServer {
     private func blockers(of pending: PendingSend, tooSlow: inout [Member]) -> [Member] {
         switch pending.command {
         case .say:
-            return members.values.filter { $0.name != nil && !$0.replaced && holdsBack($0, tooSlow: &tooSlow) }
+            return members.values.filter { $0.name != nil && !$0.replaced && holdsBack($0, pending, tooSlow: &tooSlow) }
         case .message:
-            return pending.recipient.flatMap { members[$0] }.flatMap { holdsBack($0, tooSlow: &tooSlow) ? [$0] : nil } ?? []
+            return pending.recipient.flatMap { members[$0] }.flatMap { holdsBack($0, pending, tooSlow: &tooSlow) ? [$0] : nil } ?? []
         case .who, .send, .help, .quit:
             return []
         }
     }
 
-    /// Whether `member`'s outbox is over the mark; one that has been so for
-    /// `slowMemberTimeout` is added to `tooSlow` instead.
-    private func holdsBack(_ member: Member, tooSlow: inout [Member]) -> Bool {
-        guard member.link.isOpen, member.link.connection.bufferedByteCount > Self.outboxMark else {
-            member.congestedSince = nil
-            return false
-        }
-        let now = scheduler.now
-        let since = member.congestedSince ?? now
-        member.congestedSince = since
-        guard now - since < options.slowMemberTimeout else {
+    /// Whether `member`'s outbox is over the mark; once `pending` has waited
+    /// `slowMemberTimeout`, such a member is added to `tooSlow` instead. The bound is the
+    /// send's wait, not how long one member stays over the mark: members taking turns over it
+    /// would otherwise hold the send for ever.
+    private func holdsBack(_ member: Member, _ pending: PendingSend, tooSlow: inout [Member]) -> Bool {
+        guard member.link.isOpen, member.link.connection.bufferedByteCount > Self.outboxMark else { return false }
+        guard scheduler.now - pending.since < options.slowMemberTimeout else {
             if !tooSlow.contains(where: { $0 === member }) { tooSlow.append(member) }
             return false
         }
@@ -105,12 +112,12 @@ extension RoomServer {
     private func drop(_ tooSlow: [Member]) {
         for member in tooSlow {
             member.link.reject(ProtocolError(.tooSlow,
-                "more than 1 MiB waited to be sent to you for \(options.slowMemberTimeout.secondsText); read faster or rejoin"))
+                "more than 1 MiB waited to be sent to you while a line waited \(options.slowMemberTimeout.secondsText) for it; read faster or rejoin"))
         }
     }
 
-    /// Waits for the outboxes the oldest send needs to drain, and for the first of them to
-    /// become too slow.
+    /// Waits for the outboxes the oldest send needs to drain, and for it to have waited
+    /// `slowMemberTimeout`.
     private func watchBlockers(tooSlow: inout [Member]) {
         guard let first = senders.first else { return }
         let blocking = blockers(of: first, tooSlow: &tooSlow)
@@ -118,8 +125,8 @@ extension RoomServer {
             senderWatches.insert(member.id)
             member.link.whenDrained(.sender) { [weak self] in self?.admitSenders() }
         }
-        guard slowMemberCheck == nil, let since = blocking.compactMap(\.congestedSince).min() else { return }
-        slowMemberCheck = scheduler.schedule(at: since + options.slowMemberTimeout, leeway: .milliseconds(10)) { [weak self] in
+        guard slowMemberCheck == nil, !blocking.isEmpty else { return }
+        slowMemberCheck = scheduler.schedule(at: first.since + options.slowMemberTimeout, leeway: .milliseconds(10)) { [weak self] in
             self?.slowMemberCheck = nil
             self?.admitSenders()
         }

@@ -110,7 +110,7 @@ public final class RoomServer: @unchecked Sendable {
     let senders = PendingSends<PendingSend>()
     /// Members whose outbox drain a waiting send watches.
     var senderWatches: Set<Int> = []
-    /// When the first member a waiting send needs becomes too slow.
+    /// When the oldest waiting send will have waited `slowMemberTimeout`.
     var slowMemberCheck: (any ScheduledWork)?
     /// Set while the event buffer presses, for when the consumer has taken nothing for
     /// `consumerStallLimit` (`RoomServer+Stall.swift`).
@@ -174,8 +174,6 @@ public final class RoomServer: @unchecked Sendable {
         /// Set by SESSION: this member's TEXT frames are numbered from `nextSequence` on.
         var session: UInt64?
         var nextSequence: UInt64 = 0
-        /// Since when more than 1 MiB has been waiting to be sent to it.
-        var congestedSince: ContinuousClock.Instant?
         /// Where it stands in the room-code exchange, and the exchange while it runs.
         var codeSteps: RoomCodeResponderSteps
         var responder: CPace.Responder?

@@ -7,7 +7,8 @@ import XCTest
 
 /// `RoomServer.send`: the operator's lines wait while a member's outbox is over its mark and go
 /// on, in order, when it drains; a cancelled send does nothing; a member that leaves fails the
-/// sends waiting for it; a member that never reads is dropped after `slowMemberTimeout`;
+/// sends waiting for it; a send waits at most `slowMemberTimeout`, and the members then over
+/// the mark are dropped;
 /// `closeAll` fails what still waits. The room runs on a manual clock driven from one queue.
 final class RoomServerSendTests: XCTestCase {
     let queue = DispatchQueue(label: "test.room.server.send")
@@ -157,6 +158,65 @@ final class RoomServerSendTests: XCTestCase {
         try await pump("every line at alice") { Self.texts(alice).count == 50 }
         try await value(of: sending, "the sends")
         queue.sync { XCTAssertNil(room.roster.id(named: "bob"), "bob was dropped") }
+    }
+
+    /// Puts `name`'s outbox just over the mark with direct lines from the room.
+    func fill(_ room: RoomServer, _ name: String) {
+        guard let link = room.roster.id(named: name).flatMap({ room.members[$0] })?.link else {
+            return XCTFail("\(name) is not in the room")
+        }
+        while link.connection.bufferedByteCount <= RoomServer.outboxMark {
+            guard link.send(.text(from: "host", to: name, text: Self.longLine)) else { return XCTFail("\(name)'s link took no more") }
+        }
+    }
+
+    /// Two members taking turns over the mark (one reads everything just as the other stops
+    /// reading and fills up), so that no member stays over it for `slowMemberTimeout`, hold a
+    /// line no longer than that: the bound is the send's wait, and the member over the mark
+    /// when it runs out is dropped.
+    func testMembersTakingTurnsOverTheMarkHoldALineNoLongerThanTheSlowMemberTimeout() async throws {
+        let room = makeRoom(slowMemberTimeout: .seconds(5))
+        let alice = try await join(room, as: "alice", port: 50001)
+        let bob = try await join(room, as: "bob", port: 50002)
+        let carol = try await join(room, as: "carol", port: 50003)
+        queue.sync { bob.stream.pauseReading(); fill(room, "bob") }
+        let sending = Task { try await room.send(.say("held")) }
+        try await settle()
+        for turn in 0..<2 {
+            let (reader, filler, fillerName) = turn == 0 ? (bob, carol, "carol") : (carol, bob, "bob")
+            queue.sync {
+                scheduler.advance(by: .seconds(2))
+                filler.stream.pauseReading()
+                fill(room, fillerName)
+                reader.stream.resumeReading()
+            }
+            try await settle()
+            XCTAssertFalse(Self.texts(alice).contains("held"), "the line waits for the member over the mark")
+        }
+        // 5.5 s after the line began to wait; bob has been over the mark for 1.5 s only.
+        queue.sync { scheduler.advance(by: .milliseconds(1500)) }
+        try await value(of: sending, "the held line")
+        try await pump("the line at alice") { Self.texts(alice).contains("held") }
+        queue.sync { scheduler.advance(by: .seconds(2)) }
+        try await pump("bob, over the mark when the wait ran out, to be dropped") { room.roster.id(named: "bob") == nil }
+        try await pump("the line at carol") { Self.texts(carol).contains("held") }
+    }
+
+    /// `/who`, `/help` and `/quit` need no outbox: they do not queue behind a line that waits.
+    func testCommandsThatNeedNoOutboxDoNotWaitBehindAWaitingLine() async throws {
+        let room = makeRoom()
+        let bob = try await join(room, as: "bob", port: 50002)
+        queue.sync { bob.stream.pauseReading(); fill(room, "bob") }
+        let waiting = Task { try await room.send(.say("waits-for-bob")) }
+        try await settle()
+        try await value(of: Task { try await room.send(.who) }, "/who")
+        try await value(of: Task { try await room.send(.help) }, "/help")
+        XCTAssertFalse(Self.texts(bob).contains("waits-for-bob"))
+        waiting.cancel()
+        do {
+            try await value(of: waiting, "the cancelled line")
+            XCTFail("the cancelled line was sent")
+        } catch is CancellationError {}
     }
 
     /// Dropping a too-slow member whose outbox cannot take the `too-slow` error frame closes
