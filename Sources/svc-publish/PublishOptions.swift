@@ -74,7 +74,7 @@ struct PublishOptions: Sendable {
             .init("heartbeat", value: "seconds", help: "Ping a member after this much silence; drop it after 3 more (default: 15)."),
             .init("handshake-timeout", value: "seconds", help: "Close connections that have not said HELLO by then (default: 10)."),
             .init("max-clients-per-host", value: "n", help: "Once the room is half full, refuse members from a host that has this many (default: 64)."),
-            .init("slow-timeout", value: "seconds", help: "Drop a member that keeps more than 1 MiB unread this long while standard input waits for it (default: 30)."),
+            .init("slow-timeout", value: "seconds", help: "Longest a line from standard input waits for members with more than 1 MiB unread; those still over it are then dropped (default: 30)."),
             .init("history", value: "n", help: "Show a member who joins the last n lines said to everyone, at most \(RoomHistory.maximumLines); 0: none (default: 20). /msg lines are never kept."),
             .init("identity", value: "path", completion: .file, help: "The room's private key (default: ~/.config/svc/identity.pem, created on first use)."),
             .init("allow-plaintext", help: "Also let in members without TLS (older svc-connect); their keys are not checked."),
