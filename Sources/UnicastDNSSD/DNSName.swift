@@ -87,6 +87,10 @@ public struct DNSName: Sendable, Hashable, CustomStringConvertible {
         return nil
     }
 
+    /// Whether the name is `local.` or under it (its last label is `local`, in any case):
+    /// multicast DNS's, never asked of a unicast DNS server (RFC 6762 section 3).
+    public var isLinkLocal: Bool { labels.last.map { Self.lowercased($0) == Array("local".utf8) } ?? false }
+
     /// Whether the two names are equal, ignoring ASCII case as DNS does.
     public func sameName(as other: DNSName) -> Bool {
         labels.count == other.labels.count && zip(labels, other.labels).allSatisfy { Self.lowercased($0) == Self.lowercased($1) }
@@ -103,7 +107,7 @@ public struct DNSName: Sendable, Hashable, CustomStringConvertible {
         labels.isEmpty ? nil : try? DNSName(labels: Array(labels.dropFirst()))
     }
 
-    private static func lowercased(_ label: [UInt8]) -> [UInt8] {
+    static func lowercased(_ label: [UInt8]) -> [UInt8] {
         label.map { (0x41...0x5A).contains($0) ? $0 + 0x20 : $0 }
     }
 

@@ -231,8 +231,10 @@ public struct UnicastServiceDirectory<Server: UnicastDNSServer>: Sendable {
     }
 
     /// The instance's host, port, TXT and addresses (at most `maximumAddresses`, in
-    /// `addressOrder`), or nil when it has no SRV.
-    public func resolve(_ instanceName: String, type: ServiceType, in zone: DNSName) async throws(UnicastDNSSDError) -> ResolvedInstance? {
+    /// `addressOrder`), or nil when it has no SRV. With `cache`, the host's addresses are
+    /// looked up only when no other resolve sharing the cache looked them up already.
+    public func resolve(_ instanceName: String, type: ServiceType, in zone: DNSName,
+                        cache: HostAddressCache? = nil) async throws(UnicastDNSSDError) -> ResolvedInstance? {
         let name = try type.name.appending(zone).prepending(Array(instanceName.utf8))
         guard let srv = try await server.query(name, .srv).first(where: { $0.name.sameName(as: name) }),
               case .service(_, _, let port, let target) = srv.data else { return nil }
@@ -240,15 +242,21 @@ public struct UnicastServiceDirectory<Server: UnicastDNSServer>: Sendable {
         for record in try await server.query(name, .txt) where record.name.sameName(as: name) {
             if case .text(let strings) = record.data { txt = strings; break }
         }
-        // All of the host's addresses, then the first `maximumAddresses` in a fixed order
-        // (IPv4 before IPv6, then by bytes): never an arbitrary cut in the server's order.
+        let server = server
+        let lookUp = { @Sendable () async throws(UnicastDNSSDError) -> [IPAddress] in try await Self.addresses(of: target, from: server) }
+        let addresses = if let cache { try await cache.addresses(of: target, lookUp: lookUp) } else { try await lookUp() }
+        return ResolvedInstance(instanceName: instanceName, host: target, port: port, txt: txt, addresses: addresses)
+    }
+
+    /// All of `host`'s addresses, then the first `maximumAddresses` in a fixed order (IPv4
+    /// before IPv6, then by bytes): never an arbitrary cut in the server's order.
+    private static func addresses(of host: DNSName, from server: Server) async throws(UnicastDNSSDError) -> [IPAddress] {
         var found = Set<IPAddress>()
         for type in [RecordType.a, .aaaa] {
-            for record in try await server.query(target, type) where record.name.sameName(as: target) {
+            for record in try await server.query(host, type) where record.name.sameName(as: host) {
                 if case .address(let address) = record.data { found.insert(address) }
             }
         }
-        let addresses = Array(found.sorted(by: Self.addressOrder).prefix(Self.maximumAddresses))
-        return ResolvedInstance(instanceName: instanceName, host: target, port: port, txt: txt, addresses: addresses)
+        return Array(found.sorted(by: addressOrder).prefix(maximumAddresses))
     }
 }

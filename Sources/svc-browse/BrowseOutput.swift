@@ -15,7 +15,7 @@ enum BrowseOutput {
     /// `added "name" _p2pipp._tcp local. on veth0 at host.local.:port [addresses] txt: "k=v" [answering]`
     static func textLine(_ event: String, _ instance: ServiceInstance, _ interfaces: [NetworkInterface]?,
                          _ resolution: (ResolvedService, [SocketEndpoint])?, _ answering: Result<Void, any Error>?) -> String {
-        var line = "\(event) \"\(instance.name)\" \(instance.type.baseType) \(instance.domain)"
+        var line = "\(event) \(quoted(instance.name)) \(instance.type.baseType) \(instance.domain)"
         if let interfaces { line += " on " + interfaces.map(\.name).joined(separator: ",") }
         if let (resolved, endpoints) = resolution {
             line += " at \(resolved.hostTarget):\(resolved.port)"
@@ -29,6 +29,18 @@ enum BrowseOutput {
         case nil: break
         }
         return line
+    }
+
+    /// An instance name between double quotes, its `"` and `\` escaped with a backslash: a
+    /// name from the network cannot close the quotes early and pass the rest of the line off
+    /// as another type, domain or interface.
+    static func quoted(_ name: String) -> String {
+        var text = "\""
+        for character in name.unicodeScalars {
+            if character == "\"" || character == "\\" { text.unicodeScalars.append("\\") }
+            text.unicodeScalars.append(character)
+        }
+        return text + "\""
     }
 
     static func jsonLine(_ event: String, _ instance: ServiceInstance, _ interfaces: [NetworkInterface]?,

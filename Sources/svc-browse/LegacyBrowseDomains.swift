@@ -80,9 +80,9 @@ final class LegacyBrowseDomains: Sendable {
     private static func discoverAndRead(_ options: BrowseOptions, server: IPAddress) async -> [ZoneWatch] {
         guard let type = try? UnicastDNSSD.ServiceType(options.type.baseType),
               let found = try? await NetworkDomains.discover([.legacyBrowse], server: server, timeout: discoveryTimeout) else { return [] }
-        let local = try? DNSName(dotted: "local.")
         var zones: [DNSName] = []
-        for domain in found.found.domains.map(\.domain) where !zones.contains(where: { $0.sameName(as: domain) }) && !(local.map(domain.sameName) ?? false) {
+        // `.local` names are multicast DNS's: never asked of a unicast DNS server (RFC 6762 section 3).
+        for domain in found.found.domains.map(\.domain) where !domain.isLinkLocal && !zones.contains(where: { $0.sameName(as: domain) }) {
             guard zones.count < maximumDomains else {
                 Console.note("the network recommends more than \(maximumDomains) legacy browse domains; only the first \(maximumDomains) are browsed")
                 break

@@ -34,10 +34,21 @@ enum WideAreaBrowse {
 /// One zone's instances of one type as last read: `poll` reads the zone again when its SOA
 /// serial changed and prints what appeared or went.
 struct ZoneWatch {
+    /// The most instances resolved in one poll (with `--resolve`): a zone whose serial changes
+    /// on every read and lists new names each time would otherwise set off thousands of
+    /// queries per poll. The rest are listed by the next polls, `maximumResolvesPerPoll` each.
+    static let maximumResolvesPerPoll = 64
+    /// How many resolves of one poll run at once; each keeps its exchanges' deadline, so a
+    /// server that never answers holds a poll for at most a few deadlines per batch.
+    static let concurrentResolves = 4
+
     let wideArea: WideAreaZone
     private var known = Set<String>()
+    /// Names the last read listed that were not resolved yet (past `maximumResolvesPerPoll`).
+    private var pending: [String] = []
     private var lastSerial: UInt32?
     private var first = true
+    private var notedResolveCap = false
 
     init(_ wideArea: WideAreaZone) { self.wideArea = wideArea }
 
@@ -50,7 +61,7 @@ struct ZoneWatch {
         do throws(UnicastDNSSDError) {
             // The SOA serial rises with every change: the type is read again only then.
             let serial = try await directory.serial(of: zone)
-            if !first, let serial, serial == lastSerial { return true }
+            if !first, pending.isEmpty, let serial, serial == lastSerial { return true }
             let listing = try await directory.browse(type, in: zone)
             names = listing.names
             lastSerial = serial
@@ -65,22 +76,62 @@ struct ZoneWatch {
             throw error
         }
         first = false
-        for name in names where !known.contains(name) {
-            var resolved: ResolvedInstance?
-            if options.resolve {
-                do throws(UnicastDNSSDError) {
-                    resolved = try await directory.resolve(name, type: type, in: zone)
-                } catch {
+        var added = names.filter { !known.contains($0) }
+        pending = []
+        if options.resolve && added.count > Self.maximumResolvesPerPoll {
+            pending = Array(added.dropFirst(Self.maximumResolvesPerPoll))
+            added = Array(added.prefix(Self.maximumResolvesPerPoll))
+            if !notedResolveCap { Console.note("\(zone) lists \(added.count + pending.count) new \(options.type.baseType) instances; resolving \(Self.maximumResolvesPerPoll) every \(WideAreaBrowse.pollInterval.components.seconds) s, the others are listed as their turn comes") }
+            notedResolveCap = true
+        }
+        guard await printAdded(added, options) else { return false }
+        let listed = Set(names).subtracting(pending)
+        for name in known.subtracting(listed).sorted() {
+            Console.out(Self.line("removed", name, nil, options, zone: zone, time: timestampNow()))
+        }
+        known = listed
+        return true
+    }
+
+    /// Prints an `added` line for each name, in order, resolving `concurrentResolves` at a
+    /// time with `--resolve` (the host addresses looked up once for all of them).
+    /// - Returns: false when the task was cancelled.
+    private func printAdded(_ names: [String], _ options: BrowseOptions) async -> Bool {
+        let (directory, type, zone) = (wideArea.directory, wideArea.type, wideArea.zone)
+        guard options.resolve else {
+            for name in names { Console.out(Self.line("added", name, nil, options, zone: zone, time: timestampNow())) }
+            return true
+        }
+        let cache = HostAddressCache()
+        var start = 0
+        while start < names.count {
+            let batch = Array(names[start..<min(start + Self.concurrentResolves, names.count)])
+            start += batch.count
+            let results = await withTaskGroup(of: (Int, Result<ResolvedInstance?, UnicastDNSSDError>).self) { group in
+                for (index, name) in batch.enumerated() {
+                    group.addTask {
+                        do throws(UnicastDNSSDError) {
+                            return (index, .success(try await directory.resolve(name, type: type, in: zone, cache: cache)))
+                        } catch {
+                            return (index, .failure(error))
+                        }
+                    }
+                }
+                var results = [Result<ResolvedInstance?, UnicastDNSSDError>](repeating: .success(nil), count: batch.count)
+                for await (index, result) in group { results[index] = result }
+                return results
+            }
+            for (name, result) in zip(batch, results) {
+                var resolved: ResolvedInstance?
+                switch result {
+                case .success(let instance): resolved = instance
+                case .failure(let error):
                     if error.code == .cancelled || Task.isCancelled { return false }
                     Console.note("could not resolve '\(name)': \(error)")
                 }
+                Console.out(Self.line("added", name, resolved, options, zone: zone, time: timestampNow()))
             }
-            Console.out(Self.line("added", name, resolved, options, zone: zone, time: timestampNow()))
         }
-        for name in known.subtracting(names).sorted() {
-            Console.out(Self.line("removed", name, nil, options, zone: zone, time: timestampNow()))
-        }
-        known = Set(names)
         return true
     }
 
@@ -102,7 +153,7 @@ struct ZoneWatch {
     static func line(_ event: String, _ name: String, _ resolved: ResolvedInstance?, _ options: BrowseOptions, zone: DNSName, time: String) -> String {
         let txtBytes = resolved.map { $0.txt.flatMap { [UInt8(truncatingIfNeeded: $0.count)] + $0 } } ?? []
         if !options.json {
-            var text = "\(event) \"\(name)\" \(options.type.baseType) \(zone)"
+            var text = "\(event) \(BrowseOutput.quoted(name)) \(options.type.baseType) \(zone)"
             if let resolved {
                 text += " at \(resolved.host):\(resolved.port) [" + resolved.addresses.map(\.description).joined(separator: ", ") + "]"
                 let items = resolved.txt.filter { !$0.isEmpty }

@@ -31,9 +31,8 @@ enum ZoneProbe {
             return [await facts(zone: zone, server: server, source: source, recommendedBy: nil, type: type, keyPath: options.tsigKeyPath)]
         }
         guard let found = try? await NetworkDomains.discover([.browse, .legacyBrowse], server: options.dnsServer, timeout: 1) else { return [] }
-        let local = try? DNSName(dotted: "local.")
         var zones: [(DNSName, String)] = []
-        for domain in found.found.domains where !(local.map(domain.domain.sameName) ?? false) && !zones.contains(where: { $0.0.sameName(as: domain.domain) }) {
+        for domain in found.found.domains where !domain.domain.isLinkLocal && !zones.contains(where: { $0.0.sameName(as: domain.domain) }) {
             guard zones.count < maximumRecommendedZones else { break }
             zones.append((domain.domain, domain.queries.first?.description ?? domain.kind.name))
         }

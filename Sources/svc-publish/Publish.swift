@@ -237,8 +237,8 @@ struct SvcPublish {
                                    options: PublishOptions, settings: PublishOptions.WideArea) -> ToolFailure {
         let what = "\(signal == SIGTERM ? "stopped by SIGTERM" : "interrupted") before the registration of \"\(name)\" in \(options.domain) completed"
         switch outcome {
-        case .nothingSent:
-            return ToolFailure(.signalled(signal), "\(what); nothing was sent to the DNS server")
+        case .nothingWritten:
+            return ToolFailure(.signalled(signal), "\(what); nothing of it was written to the zone")
         case .withdrawn:
             return ToolFailure(.signalled(signal), "\(what); withdrew what it may have written: nothing of it is left in the zone")
         case .notWithdrawn(let names, let reason):

@@ -6,7 +6,8 @@ extension WideAreaPublication {
     /// The first registration was cancelled (SIGINT or SIGTERM) before it completed: an update
     /// may have been applied by the server even though its answer never came.
     struct Interrupted: Error {
-        /// The instance under every name an update was sent for (the name, then renamed ones).
+        /// The instance under every name an update was sent for that may have been applied
+        /// (the name, then renamed ones; not a name whose update the server refused as taken).
         let tried: [UnicastDNSSD.ServiceInstance]
         let directory: UnicastServiceDirectory<LDNSServer>
     }
@@ -16,8 +17,9 @@ extension WideAreaPublication {
 
     /// What became of the records of an interrupted registration.
     enum InterruptedOutcome {
-        /// No update had been sent: nothing was written.
-        case nothingSent
+        /// No update had been sent, or the server refused each one sent on its prerequisite
+        /// (the name was taken): nothing was written.
+        case nothingWritten
         /// Every name an update was sent for holds none of our records now.
         case withdrawn
         /// These names may still hold our records.
@@ -29,7 +31,7 @@ extension WideAreaPublication {
     /// signal gives up at once. Each withdrawal removes the records only if our SRV (our host,
     /// our port) is there, so a name someone else holds is left alone.
     static func withdraw(_ interrupted: Interrupted, interruption: Interruption) async -> InterruptedOutcome {
-        guard !interrupted.tried.isEmpty else { return .nothingSent }
+        guard !interrupted.tried.isEmpty else { return .nothingWritten }
         /// Why the withdrawal was given up, set by whichever gave it up first.
         let givenUp = Mutex<String?>(nil)
         let work = Task { () -> InterruptedOutcome in
@@ -62,10 +64,19 @@ extension WideAreaPublication {
 /// Notes the instance names whose records an update is about to add before passing it on: what
 /// a registration cancelled mid-exchange may have left in the zone.
 struct NotingServer: UnicastDNSServer {
-    /// The names of the instances whose SRV an update added or tried to add, in order.
+    /// The names of the instances whose SRV an update added or tried to add and may have
+    /// written, in order.
     final class Log: Sendable {
         private let names = Mutex<[String]>([])
-        fileprivate func note(_ name: String) { names.withLock { if !$0.contains(name) { $0.append(name) } } }
+        /// Notes `name`; returns whether it is new in the log.
+        fileprivate func note(_ name: String) -> Bool {
+            names.withLock { names in
+                guard !names.contains(name) else { return false }
+                names.append(name)
+                return true
+            }
+        }
+        fileprivate func forget(_ forgotten: [String]) { names.withLock { $0.removeAll(where: forgotten.contains) } }
         var all: [String] { names.withLock { $0 } }
     }
 
@@ -73,12 +84,19 @@ struct NotingServer: UnicastDNSServer {
     let log: Log
 
     func update(_ update: DNSUpdate) async throws(UnicastDNSSDError) -> UpdateOutcome {
+        var noted: [String] = []
         for case .add(let record) in update.changes {
             if case .service = record.data, let label = record.name.labels.first {
-                log.note(String(decoding: label, as: UTF8.self))
+                let name = String(decoding: label, as: UTF8.self)
+                if log.note(name) { noted.append(name) }
             }
         }
-        return try await base.update(update)
+        let outcome = try await base.update(update)
+        // The server answered that a prerequisite failed (the name is taken): nothing of this
+        // update was written, so a name it alone noted is not ours to withdraw: it may be
+        // another machine's identical registration.
+        if outcome == .prerequisiteFailed { log.forget(noted) }
+        return outcome
     }
 
     func query(_ name: DNSName, _ type: RecordType) async throws(UnicastDNSSDError) -> [ResourceRecord] {

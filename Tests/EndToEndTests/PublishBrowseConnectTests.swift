@@ -92,7 +92,7 @@ final class PublishBrowseConnectTests: XCTestCase {
     }
 
     func testUnusualNamesRoundTripThroughPublishBrowseAndConnect() throws {
-        let names = ["打印机 #1 \(UInt16.random(in: 1...9999))", "a.b\\c \(UInt16.random(in: 1...9999))", "dots.and spaces. \(UInt16.random(in: 1...9999))"]
+        let names = ["打印机 #1 \(UInt16.random(in: 1...9999))", "a.b\\c \"q\" \(UInt16.random(in: 1...9999))", "dots.and spaces. \(UInt16.random(in: 1...9999))"]
         let publishers = try names.map { try TestLAN.run("svc-publish", on: "a", ["--name", $0, "--json"]) }
         for (name, publisher) in zip(names, publishers) {
             XCTAssertEqual(publisher.waitForEvent(where: event("registered"))?["name"] as? String, name, publisher.transcript)
@@ -105,7 +105,9 @@ final class PublishBrowseConnectTests: XCTestCase {
         let text = try TestLAN.run("svc-browse", on: "b", ["--once"])
         XCTAssertEqual(text.waitForExit(), 0)
         for name in names {
-            XCTAssertTrue(text.stdout.contains { $0.hasPrefix("added \"\(name)\" _p2pipp._tcp local. on veth0") }, text.transcript)
+            // `"` and `\` are escaped inside the quotes: a name cannot end them early.
+            let quoted = name.replacingOccurrences(of: "\\", with: "\\\\").replacingOccurrences(of: "\"", with: "\\\"")
+            XCTAssertTrue(text.stdout.contains { $0.hasPrefix("added \"\(quoted)\" _p2pipp._tcp local. on veth0") }, text.transcript)
             let client = try TestLAN.run("svc-connect", on: "b", [name, "--message", "hi \(name)"])
             XCTAssertEqual(client.waitForExit(), 0, client.transcript)
             XCTAssertEqual(client.stdout.first, "hello from \(name)")

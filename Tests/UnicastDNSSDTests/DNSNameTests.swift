@@ -10,6 +10,12 @@ final class DNSNameTests: XCTestCase {
         XCTAssertEqual(zone.description, "lab.test.")
     }
 
+    /// `local.` and every name under it belong to multicast DNS, in any case.
+    func testLinkLocalNames() throws {
+        for name in ["local.", "foo.local.", "a.b.LOCAL."] { XCTAssertTrue(try DNSName(dotted: name).isLinkLocal, name) }
+        for name in ["lab.test.", "local.lab.test.", "localhost.", "."] { XCTAssertFalse(try DNSName(dotted: name).isLinkLocal, name) }
+    }
+
     func testInstanceLabelKeepsDotsAndSpaces() throws {
         let name = try DNSName(dotted: "_p2pipp._tcp.lab.test").prepending(Array("Team room. 2".utf8))
         XCTAssertEqual(name.labels.count, 5)

@@ -6,11 +6,14 @@ import UnicastDNSSD
 final class InMemoryDNSServer: UnicastDNSServer {
     private let records = Mutex<[ResourceRecord]>([])
     private let updates = Mutex(0)
+    private let queries = Mutex<[RecordType: Int]>([:])
     /// Raised on every applied update, as a primary server raises its SOA serial.
     private let serialNumber = Mutex<UInt32>(1)
 
     var all: [ResourceRecord] { records.withLock { $0 } }
     var updateCount: Int { updates.withLock { $0 } }
+    /// How many queries of `type` were asked.
+    func queryCount(_ type: RecordType) -> Int { queries.withLock { $0[type] ?? 0 } }
 
     func insert(_ record: ResourceRecord) { records.withLock { $0.append(record) } }
 
@@ -51,7 +54,8 @@ final class InMemoryDNSServer: UnicastDNSServer {
     func serial(of zone: DNSName) async throws(UnicastDNSSDError) -> UInt32? { serialNumber.withLock { $0 } }
 
     func query(_ name: DNSName, _ type: RecordType) async throws(UnicastDNSSDError) -> [ResourceRecord] {
-        records.withLock { zone in
+        queries.withLock { $0[type, default: 0] += 1 }
+        return records.withLock { zone in
             zone.filter { record in
                 guard record.name.sameName(as: name) else { return false }
                 switch (record.data, type) {

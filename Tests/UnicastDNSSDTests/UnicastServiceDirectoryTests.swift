@@ -138,6 +138,30 @@ final class UnicastServiceDirectoryTests: XCTestCase {
         XCTAssertEqual(kept[0].first, IPAddress("10.0.0.1"))
     }
 
+    /// Instances on one host, resolved at once through one cache (as one poll of a zone
+    /// does), ask for the host's addresses once: a zone listing a thousand instances on one
+    /// host must not cost a thousand A and AAAA queries.
+    func testResolvesSharingACacheLookUpAHostOnce() async throws {
+        let server = InMemoryDNSServer()
+        let directory = UnicastServiceDirectory(server: server)
+        let names = (1...6).map { "Room \($0)" }
+        for (offset, name) in names.enumerated() {
+            _ = try await directory.register(try instance(name, host: "a", port: UInt16(4000 + offset)), ttl: 30, conflict: .fail, isOurLeftover: { _ in false })
+        }
+        let (cache, type, zone) = (HostAddressCache(), type, zone)
+        let resolved = await withTaskGroup(of: ResolvedInstance?.self) { group in
+            for name in names { group.addTask { try? await directory.resolve(name, type: type, in: zone, cache: cache) } }
+            var resolved: [ResolvedInstance] = []
+            for await instance in group { if let instance { resolved.append(instance) } }
+            return resolved
+        }
+        XCTAssertEqual(resolved.count, names.count)
+        XCTAssertTrue(resolved.allSatisfy { $0.addresses == [IPAddress("10.78.1.1")!] })
+        XCTAssertEqual(server.queryCount(.a), 1)
+        XCTAssertEqual(server.queryCount(.aaaa), 1)
+        XCTAssertEqual(server.queryCount(.srv), names.count)
+    }
+
     /// A label that is not UTF-8 is skipped (it would be resolved under another name), and a
     /// list longer than the bound says how many were cut.
     func testBrowseSkipsNamesThatAreNotUTF8AndCountsWhatItCuts() async throws {
