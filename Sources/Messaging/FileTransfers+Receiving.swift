@@ -210,12 +210,6 @@ extension FileTransfers {
             dropIncoming(id, deletingData: true)
             return refuse(id, .refused, "more data than the \(counted(transfer.offer.size, "byte")) offered", name: transfer.offer.name, from: transfer.from)
         }
-        guard inbox?.consumed(UInt64(data.count), by: transfer.key) != false else {
-            // Beyond its share, it was not promised all it needs (`Promises`): others took the rest.
-            dropIncoming(id, deletingData: false)
-            return refuse(id, .refused, "the inbox no longer has space for the rest of this file beside other senders' files; the data so far is kept, and sending the file again later resumes",
-                          name: transfer.offer.name, from: transfer.from)
-        }
         let offset = transfer.received
         transfer.received += UInt64(data.count)
         if Self.isProgressWorthReporting(done: transfer.received, since: transfer.reported, total: transfer.offer.size) {
@@ -250,9 +244,15 @@ extension FileTransfers {
             let failed = failure
             queue.execute { [self] in
                 finished()
-                if let failed, incoming[id] === transfer {
+                guard incoming[id] === transfer else { return }
+                if let failed {
                     dropIncoming(id, deletingData: false)
                     refuse(id, .writeFailed, "writing to the inbox failed: \(failed)", name: transfer.offer.name, from: transfer.from)
+                } else if inbox?.consumed(UInt64(data.count), by: transfer.key) == false && transfer.state == .receiving {
+                    // Beyond its share, it was not promised all it needs (`Promises`): others took the rest.
+                    dropIncoming(id, deletingData: false)
+                    refuse(id, .refused, "the inbox no longer has space for the rest of this file beside other senders' files; the data so far is kept, and sending the file again later resumes",
+                           name: transfer.offer.name, from: transfer.from)
                 }
             }
         }

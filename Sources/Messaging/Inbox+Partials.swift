@@ -23,9 +23,9 @@ extension Inbox {
     }
 
     /// What of the reserve a transfer beyond its share may use before it is ended (at most
-    /// half the reserve): data received and not yet written (8 MiB at most) and the file
-    /// system's own blocks, which admission did not count, so that a sender alone is not
-    /// ended for them.
+    /// half the reserve): the file system's own blocks, which admission did not count, so that
+    /// a sender alone is not ended for them. (Data received and not yet written still counts
+    /// as promised: `consumed` runs once it is written.)
     static let reserveSlack: UInt64 = 16 << 20
 
     /// The number of transfers under way, for all members together.
@@ -106,7 +106,9 @@ extension Inbox {
         if empty { unlinkat(partialFD, key.name, 0) }
     }
 
-    /// `bytes` more of an admitted transfer arrived: it needs that much less space. Returns
+    /// `bytes` more of an admitted transfer were written: it needs that much less space (bytes
+    /// received but not yet written still count as promised, since free space falls only as
+    /// they are written: many senders' disk backlogs cannot be admitted past the free space). Returns
     /// false when the transfer must end for lack of space: its sender holds more than its
     /// share (`Promises`), so not all it needs was set aside, and what it still needs no
     /// longer fits beside the other senders' shares and the reserve, less `reserveSlack`.

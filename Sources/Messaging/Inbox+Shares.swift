@@ -7,7 +7,7 @@
 /// half for one host (its members together). A newcomer is admitted when all it and its member
 /// still need fits beside the others' shares; a sender alone may still take nearly all the free
 /// space, but past its share it is promised no more than it can write: while it holds more
-/// than its share, the free space is checked again as its data comes (`consumed`), and it is
+/// than its share, the free space is checked again as its data is written (`consumed`), and it is
 /// ended, its data kept for resuming, once what it still needs no longer fits beside the
 /// others' shares and the reserve (less 16 MiB of slack: `Inbox.reserveSlack`).
 struct Promises {
