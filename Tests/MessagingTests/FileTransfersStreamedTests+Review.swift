@@ -219,16 +219,23 @@ extension FileTransfersStreamedTests {
         XCTAssertTrue(errors(peer).contains { $0.contains("is empty") }, "\(errors(peer))")
     }
 
-    func testTinyChunksCountAtLeastTheMinimumSoQueuedWorkIsBoundedByCount() {
+    /// A raw sender and a receiver into `inbox` whose writes run on `disk` only when the test
+    /// runs it, after both HELLOs.
+    func rawSender(into inbox: Inbox, disk: ManualScheduler) -> (peer: RawPeer, files: FileTransfers) {
         let (a, b) = InMemoryStream.pair(scheduler: scheduler)
         let peer = RawPeer(a)
-        let stuckDisk = ManualScheduler()
         let link = PeerLink(b, scheduler: scheduler, handshakeTimeout: nil, heartbeatInterval: .seconds(15))
-        let files = FileTransfers(link: link, inbox: receiverInbox, disk: stuckDisk, hashing: scheduler) { _ in }
+        let files = FileTransfers(link: link, inbox: inbox, disk: disk, hashing: scheduler) { _ in }
         link.start(onMessage: { _ = files.handle($0) }, onEnd: { files.linkEnded($0) })
         link.send(.hello(.init(name: "receiver")))
         peer.send(.hello(.init(capabilities: .all, name: "sender")))
         scheduler.run()
+        return (peer, files)
+    }
+
+    func testTinyChunksCountAtLeastTheMinimumSoQueuedWorkIsBoundedByCount() {
+        let stuckDisk = ManualScheduler()
+        let (peer, files) = rawSender(into: receiverInbox, disk: stuckDisk)
         offer(peer, size: 10_000)
         for _ in 0..<5_000 { peer.send(.fileChunk(id: 1, data: [9])) }
         scheduler.run()

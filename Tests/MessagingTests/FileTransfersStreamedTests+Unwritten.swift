@@ -18,15 +18,8 @@ extension FileTransfersStreamedTests {
         limits.diskReserve = free - UInt64(pool) // 64 MiB usable; other writers may move it by a little
         let inbox = try Inbox(directory: directory.path + "/tight", limits: limits)
 
-        let (a, b) = InMemoryStream.pair(scheduler: scheduler)
-        let peer = RawPeer(a)
         let stuckDisk = ManualScheduler()
-        let link = PeerLink(b, scheduler: scheduler, handshakeTimeout: nil, heartbeatInterval: .seconds(15))
-        let files = FileTransfers(link: link, inbox: inbox, disk: stuckDisk, hashing: scheduler) { _ in }
-        link.start(onMessage: { _ = files.handle($0) }, onEnd: { files.linkEnded($0) })
-        link.send(.hello(.init(name: "receiver")))
-        peer.send(.hello(.init(capabilities: .all, name: "sender")))
-        scheduler.run()
+        let (peer, _) = rawSender(into: inbox, disk: stuckDisk)
 
         let first = 40 * mebibyte
         offer(peer, size: first, id: 1, name: "first.bin")
