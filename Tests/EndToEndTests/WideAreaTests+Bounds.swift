@@ -43,7 +43,7 @@ extension WideAreaTests {
 
     /// A zone whose serial changes at every poll: read at the first poll and the next three
     /// (2 s apart), then at most every 30 s, said once on stderr; without the bound a 20 s
-    /// browse reads it 11 times.
+    /// browse reads it 10 times.
     func testAZoneThatChangesAtEveryPollIsReadAtMostEvery30Seconds() throws {
         let server = try hostileDNS("churn")
         defer { server.signal(SIGTERM); _ = server.waitForExit() }
