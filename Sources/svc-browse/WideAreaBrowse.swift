@@ -72,8 +72,8 @@ struct ZoneWatch {
         first = false
         if schedule.churning && !notedChurn {
             Console.note("\(zone) changed at each of the last \(ZonePollSchedule.churnReads) reads; reading it at most every \(ZonePollSchedule.churnInterval.components.seconds) s while it keeps changing")
+            notedChurn = true
         }
-        notedChurn = notedChurn || schedule.churning
         let change = instances.read(names, resolving: options.resolve)
         if change.waiting > 0 && !notedResolveCap {
             Console.note("\(zone) lists \(change.added.count + change.waiting) new \(options.type.baseType) instances; resolving \(ZoneInstances.maximumResolvesPerRead) a read, the others are listed as their turn comes")
