@@ -57,9 +57,10 @@ struct BrowseOptions: Sendable {
               or _name._udp with a valid RFC 6335 name are left out.
               With --interface, "interfaces" names only that interface.
               A --domain other than local. is a unicast zone (across subnets), read from its
-              DNS server: its SOA serial is asked every 2 s and the instances (all of them,
-              however many) read again when it changed; there are no "interfaces", and
-              --all, --interface and --verify do not apply.
+              DNS server: its SOA serial is asked every 2 s (every 30 s once three polls
+              in a row found it changed, until one finds it unchanged) and the instances
+              (all of them, however many) read again when it changed; there are no
+              "interfaces", and --all, --interface and --verify do not apply.
               Without --domain (and without --all, --interface and --verify), the
               network's legacy browse domains (lb._dns-sd._udp PTR records that its DNS
               server holds under the resolv.conf search domains and the host's subnets'

@@ -6,11 +6,10 @@ import WideAreaCommandLine
 /// `svc-browse --domain ZONE` for a unicast zone: asks the zone's DNS server itself (the
 /// first `nameserver` of resolv.conf, or `--dns-server`) instead of avahi-daemon, whose
 /// browse drops instances past one packet and never reports a change. The zone's SOA serial
-/// is asked every `pollInterval`, and the type's instances read again when it changed; what
-/// appeared or went is printed as `added` or `removed`.
+/// is asked as `ZonePollSchedule` says (every 2 s, every 30 s while the zone keeps changing),
+/// and the type's instances read again when it changed; what appeared or went is printed as
+/// `added` or `removed`.
 enum WideAreaBrowse {
-    static let pollInterval: Duration = .seconds(2)
-
     static func browse(_ options: BrowseOptions) async throws {
         let wideArea = try WideAreaZone(type: options.type, domain: options.domain, dnsServer: options.dnsServer)
         try await SvcBrowse.run(options, minimumWait: .seconds(3)) { firstBatch in
@@ -32,27 +31,20 @@ enum WideAreaBrowse {
 }
 
 /// One zone's instances of one type as last read: `poll` reads the zone again when its SOA
-/// serial changed and prints what appeared or went.
+/// serial changed and prints what appeared or went; `follow` polls on `ZonePollSchedule`.
 struct ZoneWatch {
-    /// The most instances resolved in one poll (with `--resolve`): a zone whose serial changes
-    /// on every read and lists new names each time would otherwise set off thousands of
-    /// queries per poll. The rest are listed by the next polls, `maximumResolvesPerPoll` each.
-    static let maximumResolvesPerPoll = 64
-    /// How many resolves of one poll run at once; each keeps its exchanges' deadline, so a
-    /// server that never answers holds a poll for at most a few deadlines per batch.
-    static let concurrentResolves = 4
-
     let wideArea: WideAreaZone
-    private var known = Set<String>()
-    /// Names the last read listed that were not resolved yet (past `maximumResolvesPerPoll`).
-    private var pending: [String] = []
+    private var instances = ZoneInstances()
+    private var schedule = ZonePollSchedule()
     private var lastSerial: UInt32?
     private var first = true
     private var notedResolveCap = false
+    private var notedChurn = false
 
     init(_ wideArea: WideAreaZone) { self.wideArea = wideArea }
 
-    /// Reads the zone (when it changed) and prints `added` and `removed` lines.
+    /// Reads the zone (when it changed, or new names wait to be resolved) and prints `added`
+    /// and `removed` lines.
     /// - Returns: false when the task was cancelled (SIGINT), which ends the DNS exchange at once.
     /// - Throws: the server's error; nothing was printed then.
     mutating func poll(_ options: BrowseOptions) async throws(UnicastDNSSDError) -> Bool {
@@ -61,7 +53,9 @@ struct ZoneWatch {
         do throws(UnicastDNSSDError) {
             // The SOA serial rises with every change: the type is read again only then.
             let serial = try await directory.serial(of: zone)
-            if !first, pending.isEmpty, let serial, serial == lastSerial { return true }
+            let changed = first || serial == nil || serial != lastSerial
+            if !first { schedule.note(changed: changed) }
+            if !changed && !instances.hasWaiting { return true }
             let listing = try await directory.browse(type, in: zone)
             names = listing.names
             lastSerial = serial
@@ -76,25 +70,24 @@ struct ZoneWatch {
             throw error
         }
         first = false
-        var added = names.filter { !known.contains($0) }
-        pending = []
-        if options.resolve && added.count > Self.maximumResolvesPerPoll {
-            pending = Array(added.dropFirst(Self.maximumResolvesPerPoll))
-            added = Array(added.prefix(Self.maximumResolvesPerPoll))
-            if !notedResolveCap { Console.note("\(zone) lists \(added.count + pending.count) new \(options.type.baseType) instances; resolving \(Self.maximumResolvesPerPoll) every \(WideAreaBrowse.pollInterval.components.seconds) s, the others are listed as their turn comes") }
+        if schedule.churning && !notedChurn {
+            Console.note("\(zone) changed at each of the last \(ZonePollSchedule.churnReads) reads; reading it at most every \(ZonePollSchedule.churnInterval.components.seconds) s while it keeps changing")
+            notedChurn = true
+        }
+        let change = instances.read(names, resolving: options.resolve)
+        if change.waiting > 0 && !notedResolveCap {
+            Console.note("\(zone) lists \(change.added.count + change.waiting) new \(options.type.baseType) instances; resolving \(ZoneInstances.maximumResolvesPerRead) a read, the others are listed as their turn comes")
             notedResolveCap = true
         }
-        guard await printAdded(added, options) else { return false }
-        let listed = Set(names).subtracting(pending)
-        for name in known.subtracting(listed).sorted() {
+        guard await printAdded(change.added, options) else { return false }
+        for name in change.removed {
             Console.out(Self.line("removed", name, nil, options, zone: zone, time: timestampNow()))
         }
-        known = listed
         return true
     }
 
-    /// Prints an `added` line for each name, in order, resolving `concurrentResolves` at a
-    /// time with `--resolve` (the host addresses looked up once for all of them).
+    /// Prints an `added` line for each name, in order, resolving them with `--resolve`
+    /// (`concurrentResolves` at a time, the host addresses looked up once for all of them).
     /// - Returns: false when the task was cancelled.
     private func printAdded(_ names: [String], _ options: BrowseOptions) async -> Bool {
         let (directory, type, zone) = (wideArea.directory, wideArea.type, wideArea.zone)
@@ -102,48 +95,28 @@ struct ZoneWatch {
             for name in names { Console.out(Self.line("added", name, nil, options, zone: zone, time: timestampNow())) }
             return true
         }
-        let cache = HostAddressCache()
-        var start = 0
-        while start < names.count {
-            let batch = Array(names[start..<min(start + Self.concurrentResolves, names.count)])
-            start += batch.count
-            let results = await withTaskGroup(of: (Int, Result<ResolvedInstance?, UnicastDNSSDError>).self) { group in
-                for (index, name) in batch.enumerated() {
-                    group.addTask {
-                        do throws(UnicastDNSSDError) {
-                            return (index, .success(try await directory.resolve(name, type: type, in: zone, cache: cache)))
-                        } catch {
-                            return (index, .failure(error))
-                        }
-                    }
-                }
-                var results = [Result<ResolvedInstance?, UnicastDNSSDError>](repeating: .success(nil), count: batch.count)
-                for await (index, result) in group { results[index] = result }
-                return results
+        return await directory.resolve(names, type: type, in: zone) { name, result in
+            var resolved: ResolvedInstance?
+            switch result {
+            case .success(let instance): resolved = instance
+            case .failure(let error):
+                if error.code == .cancelled || Task.isCancelled { return false }
+                Console.note("could not resolve '\(name)': \(error)")
             }
-            for (name, result) in zip(batch, results) {
-                var resolved: ResolvedInstance?
-                switch result {
-                case .success(let instance): resolved = instance
-                case .failure(let error):
-                    if error.code == .cancelled || Task.isCancelled { return false }
-                    Console.note("could not resolve '\(name)': \(error)")
-                }
-                Console.out(Self.line("added", name, resolved, options, zone: zone, time: timestampNow()))
-            }
+            Console.out(Self.line("added", name, resolved, options, zone: zone, time: timestampNow()))
+            return true
         }
-        return true
     }
 
-    /// Polls every `WideAreaBrowse.pollInterval` until the task is cancelled; a failed read
+    /// Polls until the task is cancelled, waiting as `ZonePollSchedule` says; a failed read
     /// is reported and tried again.
     mutating func follow(_ options: BrowseOptions) async {
         while !Task.isCancelled {
-            try? await Task.sleep(for: WideAreaBrowse.pollInterval)
+            try? await Task.sleep(for: schedule.nextWait)
             do throws(UnicastDNSSDError) {
                 guard try await poll(options) else { return }
             } catch {
-                Console.note("could not read \(wideArea.zone): \(error); trying again in \(WideAreaBrowse.pollInterval.components.seconds) s")
+                Console.note("could not read \(wideArea.zone): \(error); trying again in \(schedule.nextWait.components.seconds) s")
             }
         }
     }

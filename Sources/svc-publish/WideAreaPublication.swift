@@ -60,7 +60,7 @@ final class WideAreaPublication: Sendable {
         let directory = UnicastServiceDirectory(server: server)
         let policy: UnicastDNSSD.ConflictPolicy = conflict == .fail ? .fail : .rename
         // Every name an update goes out for is noted: a cancelled exchange may have been applied.
-        let sent = NotingServer.Log()
+        let sent = NotingServer<LDNSServer>.Log()
         do throws(UnicastDNSSDError) {
             let registered = try await UnicastServiceDirectory(server: NotingServer(base: server, log: sent))
                 .register(first, ttl: ttl, conflict: policy, isOurLeftover: { !isServed(port: $0) })

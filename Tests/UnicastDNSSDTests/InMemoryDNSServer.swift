@@ -9,6 +9,15 @@ final class InMemoryDNSServer: UnicastDNSServer {
     private let queries = Mutex<[RecordType: Int]>([:])
     /// Raised on every applied update, as a primary server raises its SOA serial.
     private let serialNumber = Mutex<UInt32>(1)
+    /// How long each query takes to answer: long enough for concurrent ones to overlap.
+    private let queryTime: Duration
+    /// The queries being answered now, and the most that ever were at once.
+    private let inFlight = Mutex<(now: Int, most: Int)>((0, 0))
+
+    init(queryTime: Duration = .zero) { self.queryTime = queryTime }
+
+    /// The most queries that were being answered at once.
+    var mostQueriesAtOnce: Int { inFlight.withLock { $0.most } }
 
     var all: [ResourceRecord] { records.withLock { $0 } }
     var updateCount: Int { updates.withLock { $0 } }
@@ -55,6 +64,11 @@ final class InMemoryDNSServer: UnicastDNSServer {
 
     func query(_ name: DNSName, _ type: RecordType) async throws(UnicastDNSSDError) -> [ResourceRecord] {
         queries.withLock { $0[type, default: 0] += 1 }
+        inFlight.withLock { $0.now += 1; $0.most = max($0.most, $0.now) }
+        defer { inFlight.withLock { $0.now -= 1 } }
+        if queryTime > .zero {
+            do { try await Task.sleep(for: queryTime) } catch { throw UnicastDNSSDError(.cancelled, "the query was cancelled") }
+        }
         return records.withLock { zone in
             zone.filter { record in
                 guard record.name.sameName(as: name) else { return false }
