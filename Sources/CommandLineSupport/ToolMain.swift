@@ -15,8 +15,9 @@ public enum ToolMain {
     ///
     /// It runs on its caller's executor (`nonisolated(nonsending)`): from a tool's `main`, the
     /// main thread. So `--help`, `--version` and usage errors are answered before Swift's
-    /// cooperative pool starts a thread (4 threads otherwise, ~1 ms of CPU and more wall time on
-    /// a loaded machine; docs/BENCHMARKS.md, row 10); only `body` runs on the pool.
+    /// cooperative pool starts a thread (it started 4 for `--help`: in a Swift stand-in ~0.9 ms
+    /// of CPU, and more wall time while they wait for a CPU on a loaded machine;
+    /// docs/BENCHMARKS.md, row 10); only `body` runs on the pool.
     /// - Parameters:
     ///   - validate: turns parsed arguments into the tool's options, or throws `UsageError`.
     ///   - json: whether the options ask for JSON (`--json`): then the error that ends the tool
