@@ -9,6 +9,15 @@ func stateFuzzTarget(_ name: String, _ dependencies: [Target.Dependency]) -> Tar
                              exclude: files.filter { $0 != name + ".swift" }, sources: [name + ".swift"])
 }
 
+/// How the four tools link the Swift runtime: statically (libswiftCore, _Concurrency, Dispatch,
+/// Synchronization and the rest from the toolchain's swift_static), in debug and release builds
+/// alike, so the tests run what Scripts/bench measures and Scripts/install installs. Start-up
+/// skips loading and binding ten shared Swift libraries and an idle tool maps only the runtime
+/// code it uses (docs/BENCHMARKS.md, row 10: -1.4 MB RSS, -20% CPU for `--help`), and an
+/// installed tool needs no Swift library at run time; each binary is ~12.6 MB larger. The C
+/// libraries (Avahi, OpenSSL, ldns, libsodium) stay shared. Scripts/check-links keeps it so.
+let toolLinkerSettings: [LinkerSetting] = [.unsafeFlags(["-static-stdlib"])]
+
 let package = Package(
     name: "svc",
     products: [
@@ -130,21 +139,25 @@ let package = Package(
         .executableTarget(
             name: "svc-publish",
             dependencies: ["DNSSD", "DiscoveryCore", "TransportPOSIX", "TransportCore", "Messaging", "MessagingCore", "CommandLineSupport", "MessagingCommandLine", "SecureTransport",
-                           "FirewallRules", "HostFirewall", "PeerTrust", "RoomCodeExchange", "UnicastDNSSD", "WideAreaCommandLine"]
+                           "FirewallRules", "HostFirewall", "PeerTrust", "RoomCodeExchange", "UnicastDNSSD", "WideAreaCommandLine"],
+            linkerSettings: toolLinkerSettings
         ),
         .executableTarget(
             name: "svc-browse",
-            dependencies: ["DNSSD", "DiscoveryCore", "TransportCore", "TransportPOSIX", "MessagingCore", "CommandLineSupport", "SecureTransport", "UnicastDNSSD", "WideAreaCommandLine"]
+            dependencies: ["DNSSD", "DiscoveryCore", "TransportCore", "TransportPOSIX", "MessagingCore", "CommandLineSupport", "SecureTransport", "UnicastDNSSD", "WideAreaCommandLine"],
+            linkerSettings: toolLinkerSettings
         ),
         .executableTarget(
             name: "svc-connect",
             dependencies: ["DNSSD", "DiscoveryCore", "TransportPOSIX", "TransportCore", "Messaging", "MessagingCore", "CommandLineSupport", "MessagingCommandLine", "PeerTrust", "SecureTransport",
-                           "RoomCodeExchange", "UnicastDNSSD", "WideAreaCommandLine"]
+                           "RoomCodeExchange", "UnicastDNSSD", "WideAreaCommandLine"],
+            linkerSettings: toolLinkerSettings
         ),
         .executableTarget(
             name: "svc-doctor",
             dependencies: ["HostDiagnosis", "DNSSD", "DiscoveryCore", "TransportPOSIX", "TransportCore", "CommandLineSupport",
-                           "FirewallRules", "HostFirewall", "SystemCommand", "UnicastDNSSD", "WideAreaCommandLine"]
+                           "FirewallRules", "HostFirewall", "SystemCommand", "UnicastDNSSD", "WideAreaCommandLine"],
+            linkerSettings: toolLinkerSettings
         ),
 
         // The load generator that Scripts/bench and Scripts/stress drive (not a product).

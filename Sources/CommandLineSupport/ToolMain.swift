@@ -12,13 +12,19 @@ public enum ToolMain {
     /// print `<tool>: error: …` and exit with `exitCode(for:)`. Every exit flushes `Console`
     /// first. SIGPIPE is ignored, so a closed stdout is an error `Console` handles (by default
     /// the tool goes on and stops printing results), not a silent death.
+    ///
+    /// It runs on its caller's executor (`nonisolated(nonsending)`): from a tool's `main`, the
+    /// main thread. So `--help`, `--version` and usage errors are answered before Swift's
+    /// cooperative pool starts a thread (it started 4 for `--help`: in a Swift stand-in ~0.9 ms
+    /// of CPU, and more wall time while they wait for a CPU on a loaded machine;
+    /// docs/BENCHMARKS.md, row 10); only `body` runs on the pool.
     /// - Parameters:
     ///   - validate: turns parsed arguments into the tool's options, or throws `UsageError`.
     ///   - json: whether the options ask for JSON (`--json`): then the error that ends the tool
     ///     is also an `error` event on stdout (`message`, `exit_code`), so a script reading
     ///     the events learns why they stopped.
     ///   - body: the tool's work; returns the exit code.
-    public static func run<Options: Sendable>(
+    nonisolated(nonsending) public static func run<Options: Sendable>(
         _ spec: CommandSpec,
         arguments: [String] = Array(CommandLine.arguments.dropFirst()),
         validate: (ParsedCommandLine) throws(UsageError) -> Options,

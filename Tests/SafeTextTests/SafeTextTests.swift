@@ -30,6 +30,20 @@ final class TerminalSafeTests: XCTestCase {
         XCTAssertTrue(UnsafeText.isEscapedOnTerminal("\t"), "a tab is still refused in names and file names")
     }
 
+    /// Printable ASCII, which `isEscapedOnTerminal` lets through without asking Unicode's
+    /// tables, has none of the properties it escapes; the controls around it are escaped.
+    func testPrintableASCIIHasNoneOfTheEscapedProperties() {
+        for value in UInt8(0x20)...0x7E {
+            let properties = Unicode.Scalar(value).properties
+            let code = UnsafeText.codePoint(Unicode.Scalar(value))
+            XCTAssertFalse([.control, .lineSeparator, .paragraphSeparator].contains(properties.generalCategory), code)
+            XCTAssertFalse(properties.isBidiControl, code)
+            XCTAssertFalse(UnsafeText.isEscapedOnTerminal(Unicode.Scalar(value)), code)
+        }
+        XCTAssertTrue(UnsafeText.isEscapedOnTerminal("\u{1F}"))
+        XCTAssertTrue(UnsafeText.isEscapedOnTerminal("\u{7F}"))
+    }
+
     /// The two rules cannot disagree: whatever a terminal must not see, a name may not hold,
     /// and a name of any one accepted character prints as it is.
     func testEveryCharacterEscapedOnATerminalIsRefusedInNames() {
