@@ -47,6 +47,14 @@ public enum JSONValue: Sendable, Hashable {
 
     private static func writeString(_ text: String, to out: inout String) {
         out += "\""
+        defer { out += "\"" }
+        // Printable ASCII other than the quote and the backslash needs no escape: appended whole,
+        // without the Unicode property lookups below (svc-publish prints every room text).
+        var text = text
+        if text.withUTF8({ $0.allSatisfy { $0 >= 0x20 && $0 < 0x7F && $0 != 0x22 && $0 != 0x5C } }) {
+            out += text
+            return
+        }
         for scalar in text.unicodeScalars {
             switch scalar {
             case "\"": out += "\\\""
@@ -63,6 +71,5 @@ public enum JSONValue: Sendable, Hashable {
                 }
             }
         }
-        out += "\""
     }
 }

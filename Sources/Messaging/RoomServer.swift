@@ -379,11 +379,13 @@ public final class RoomServer: @unchecked Sendable {
             if to.isEmpty {
                 broadcast(.text(from: name, to: "", text: text), except: member.id)
                 remember(from: name, text: text)
+                // The answer before the event: a consumer on the loop prints after the
+                // iteration's sends are written (EventLoop as a task executor).
+                if options.echo { member.link.send(.text(from: options.name, to: name, text: text)) }
                 onEvent(.text(from: name, to: nil, text: text))
-                if options.echo { member.link.send(.text(from: options.name, to: name, text: text)) }
             } else if MemberName.same(to, options.name) {
-                onEvent(.text(from: name, to: options.name, text: text))
                 if options.echo { member.link.send(.text(from: options.name, to: name, text: text)) }
+                onEvent(.text(from: name, to: options.name, text: text))
             } else if let id = roster.id(named: to), let target = members[id] {
                 target.link.send(.text(from: name, to: target.name ?? to, text: text))
                 onEvent(.text(from: name, to: target.name, text: text))

@@ -65,6 +65,8 @@ extension EventLoop {
     }
 
     private func runEndOfIteration() {
+        isEndingIteration = true
+        defer { isEndingIteration = false }
         while !endOfIteration.isEmpty {
             let work = endOfIteration
             endOfIteration = []

@@ -63,6 +63,8 @@ public final class EventLoop: Scheduler, @unchecked Sendable {
     var registrations: [Selector.Tag: Registration] = [:]
     var nextTag: Selector.Tag = 1
     var endOfIteration: [() -> Void] = []
+    /// True while the end-of-iteration work runs (EventLoop+TaskExecutor.swift).
+    var isEndingIteration = false
 
     /// Starts a loop on a new thread.
     /// - Parameter name: the thread's name (at most 15 bytes are kept).

@@ -126,9 +126,11 @@ struct SvcPublish {
         let roomOutput = RoomOutput(output: output, loop: loop)
         let room = RoomServer(options: roomOptions, scheduler: loop)
         // Events are printed on the loop (RoomOutput lives there), one at a time: while this
-        // task is behind, the room stops reading from its members.
-        let printing = Task {
-            for await event in room.events { await loop.submit { roomOutput.print(event) } }
+        // task is behind, the room stops reading from its members. The task runs on the loop
+        // itself (its executor preference), so taking an event and printing it wakes no other
+        // thread; on Swift's pool each event cost four thread hand-offs (docs/BENCHMARKS.md, row 7).
+        let printing = Task(executorPreference: loop) {
+            for await event in room.events { roomOutput.print(event) }
         }
         let refusal = Message.error(code: ProtocolError.Code.tlsRequired.rawValue, message: tlsRequired).frame.encoded
         // Out of file descriptors, accepting fails every time the listener retries (each 100 ms):

@@ -11,6 +11,25 @@ final class JSONValueTests: XCTestCase {
         XCTAssertEqual(value.serialized,
                        #"{"name":"a\"b\\c\n\u001bé打","port":42,"ok":true,"none":null,"list":["x",-1],"bidi":"\u202e\u0085"}"#)
     }
+
+    /// Every ASCII character, alone among plain letters (the fast path for printable ASCII)
+    /// and beside a non-ASCII one (the path that looks at each scalar), is written the same.
+    func testEveryASCIICharacterIsEscapedTheSameInPlainAndInOtherText() {
+        for value in UInt8(0)...0x7F {
+            let expected: String = switch value {
+            case 0x22: #"\""#
+            case 0x5C: #"\\"#
+            case 0x0A: #"\n"#
+            case 0x0D: #"\r"#
+            case 0x09: #"\t"#
+            case 0..<0x20, 0x7F: "\\u00" + (value < 0x10 ? "0" : "") + String(value, radix: 16)
+            default: String(UnicodeScalar(value))
+            }
+            let character = String(UnicodeScalar(value))
+            XCTAssertEqual(JSONValue.string("a\(character)b").serialized, "\"a\(expected)b\"", "byte \(value)")
+            XCTAssertEqual(JSONValue.string("é\(character)").serialized, "\"é\(expected)\"", "byte \(value)")
+        }
+    }
 }
 
 final class ExitCodeTests: XCTestCase {
