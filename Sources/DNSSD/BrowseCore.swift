@@ -46,6 +46,12 @@ final class BrowseCore<Item: Hashable & Sendable & CustomStringConvertible>: @un
     /// The browser on avahi-daemon's client library, until the first batch is complete.
     private var daemonBrowser: DaemonBrowser?
     private var gate = AllForNowGate()
+    /// How long a resync after the daemon's return lasts at least before what it has not found
+    /// again is reported removed: a restarted avahi-daemon starts with an empty cache and first
+    /// probes its own host name, so other hosts' answers come a second or more after its bus is
+    /// back (measured: 1.5 s), and a shorter resync reported instances and types as removed and
+    /// then added again.
+    static var resyncMinimumWait: Duration { .seconds(3) }
 
     /// Starts a browse and returns its events; it stops when the stream is dropped.
     /// - Throws: `DNSSDError` at once when the daemon cannot be reached.
@@ -183,7 +189,10 @@ final class BrowseCore<Item: Hashable & Sendable & CustomStringConvertible>: @un
             guard let self, !self.isCancelled, self.ref == nil else { return }
             do throws(DNSSDError) {
                 try self.start()
-                // Reachable again; the resync ends after the next quiet period.
+                // Reachable again; the resync ends after the next quiet period, not before
+                // `resyncMinimumWait`.
+                self.earliestComplete = .now() + .nanoseconds(Int(Self.resyncMinimumWait.nanoseconds))
+                self.restartQuietTimer()
                 self.isLost = false
                 self.backoff.reset()
                 self.onDaemonStatus(.restored)
