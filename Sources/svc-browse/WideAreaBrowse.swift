@@ -27,13 +27,33 @@ enum WideAreaBrowse {
                 // The first read is in; the names waiting to be resolved get `--once`'s own time.
                 firstBatch.end()
                 let limit = options.timeout ?? minimumWait + SvcBrowse.onceGrace
-                guard await watch.resolveWaiting(options, until: started + limit) else { return }
+                guard var watch = await resolveWaiting(watch, options, until: started + limit) else { return }
                 watch.listWaitingUnresolved(options, because: "within --once's time limit (\(limit.secondsText))")
             }
             if options.json { Console.out(JSONValue.object([("event", .string("complete")), ("time", .string(timestampNow()))]).serialized) }
             if options.once { return }
             await watch.follow(options)
         }
+    }
+}
+
+extension WideAreaBrowse {
+    /// Runs `ZoneWatch.resolveWaiting` until `deadline`, when whatever it is doing is cancelled
+    /// (a DNS exchange ends at once; the names not listed wait again).
+    /// - Returns: the watch, or nil when the browse itself was cancelled (SIGINT).
+    static func resolveWaiting(_ watch: ZoneWatch, _ options: BrowseOptions, until deadline: ContinuousClock.Instant) async -> ZoneWatch? {
+        let reading = Task {
+            var watch = watch
+            await watch.resolveWaiting(options, until: deadline)
+            return watch
+        }
+        let timer = Task {
+            try await Task.sleep(until: deadline, clock: .continuous)
+            reading.cancel()
+        }
+        let watch = await withTaskCancellationHandler { await reading.value } onCancel: { reading.cancel() }
+        timer.cancel()
+        return Task.isCancelled ? nil : watch
     }
 }
 
@@ -55,11 +75,10 @@ struct ZoneWatch {
 
     /// Reads the zone, when `ZonePollSchedule` allows a read and the zone changed or new names
     /// wait to be resolved, and prints `added` and `removed` lines.
-    /// - Parameter deadline: after it no further resolve is started; the names not listed
-    ///   then wait again.
-    /// - Returns: false when the task was cancelled (SIGINT), which ends the DNS exchange at once.
+    /// - Returns: false when the task was cancelled (SIGINT, or `--once`'s time limit), which
+    ///   ends the DNS exchange at once; the names handed out and not listed then wait again.
     /// - Throws: the server's error; nothing was printed then.
-    mutating func poll(_ options: BrowseOptions, until deadline: ContinuousClock.Instant? = nil) async throws(UnicastDNSSDError) -> Bool {
+    mutating func poll(_ options: BrowseOptions) async throws(UnicastDNSSDError) -> Bool {
         let (directory, type, zone) = (wideArea.directory, wideArea.type, wideArea.zone)
         let names: [String]
         do throws(UnicastDNSSDError) {
@@ -94,7 +113,7 @@ struct ZoneWatch {
             Console.note("\(zone) lists \(change.added.count + change.waiting) new \(options.type.baseType) instances; resolving \(ZoneInstances.maximumResolvesPerRead) a read, the others (the longest waiting first) by the next reads")
             notedResolveCap = true
         }
-        let (unlisted, cancelled) = await printAdded(change.added, options, until: deadline)
+        let (unlisted, cancelled) = await printAdded(change.added, options)
         instances.putBack(unlisted)
         if cancelled { return false }
         for name in change.removed {
@@ -105,10 +124,8 @@ struct ZoneWatch {
 
     /// Prints an `added` line for each name, in order, resolving them with `--resolve`
     /// (`concurrentResolves` at a time, the host addresses looked up once for all of them).
-    /// - Returns: the names not printed, because the task was cancelled (then `cancelled`) or
-    ///   `deadline` passed.
-    private func printAdded(_ names: [String], _ options: BrowseOptions,
-                            until deadline: ContinuousClock.Instant?) async -> (unlisted: [String], cancelled: Bool) {
+    /// - Returns: the names not printed because the task was cancelled (then `cancelled`).
+    private func printAdded(_ names: [String], _ options: BrowseOptions) async -> (unlisted: [String], cancelled: Bool) {
         let (directory, type, zone) = (wideArea.directory, wideArea.type, wideArea.zone)
         guard options.resolve else {
             for name in names { Console.out(Self.line("added", name, nil, options, zone: zone, time: timestampNow())) }
@@ -129,27 +146,25 @@ struct ZoneWatch {
             }
             Console.out(Self.line("added", name, resolved, options, zone: zone, time: timestampNow()))
             printed += 1
-            return deadline.map { ContinuousClock.now < $0 } ?? true
+            return true
         }
         return (Array(names.dropFirst(printed)), cancelled)
     }
 
     /// `--once`: reads the zone again, as `ZonePollSchedule` allows, while new names wait to be
-    /// resolved and the next read can begin before `deadline`.
-    /// - Returns: false when the task was cancelled.
-    mutating func resolveWaiting(_ options: BrowseOptions, until deadline: ContinuousClock.Instant) async -> Bool {
+    /// resolved, the next read can begin before `deadline` and the task is not cancelled.
+    mutating func resolveWaiting(_ options: BrowseOptions, until deadline: ContinuousClock.Instant) async {
         while instances.hasWaiting {
             let wait = schedule.nextWait(at: .now)
-            guard ContinuousClock.now + wait < deadline else { return true }
-            do { try await Task.sleep(for: wait) } catch { return false }
+            guard ContinuousClock.now + wait < deadline else { return }
+            do { try await Task.sleep(for: wait) } catch { return }
             do throws(UnicastDNSSDError) {
-                guard try await poll(options, until: deadline) else { return false }
+                guard try await poll(options) else { return }
             } catch {
                 Console.note("could not read \(wideArea.zone) again to resolve the instances still waiting: \(error)")
-                return true
+                return
             }
         }
-        return true
     }
 
     /// Lists the names still waiting to be resolved without host and addresses (the browse
