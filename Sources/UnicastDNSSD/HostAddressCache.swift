@@ -8,6 +8,10 @@ import Synchronization
 /// and the others sharing its lookup keep waiting for it; the lookup itself is cancelled only
 /// when no waiter remains (and a later resolve of that host starts a new one).
 ///
+/// Only definite outcomes are kept: a lookup that timed out or could not reach the server (one
+/// lost datagram) is handed to its waiters and forgotten, so the next resolve of the host asks
+/// again.
+///
 /// Bounded by its user: one cache lives for one read of a zone, whose resolves are capped.
 public final class HostAddressCache: Sendable {
     private typealias Outcome = Result<[IPAddress], UnicastDNSSDError>
@@ -16,7 +20,8 @@ public final class HostAddressCache: Sendable {
         /// A lookup under way (`id` tells it from a later one of the same host) and the resolves
         /// waiting for it, by waiter number.
         case running(id: Int, task: Task<Void, Never>, waiters: [Int: CheckedContinuation<Outcome, Never>])
-        /// A finished lookup (a failed one too: within one read, asking again would fail again).
+        /// A finished lookup with a definite outcome (addresses, or a failure that asking again
+        /// within the read would repeat); see `isDefinite`.
         case done(Outcome)
     }
 
@@ -76,7 +81,7 @@ public final class HostAddressCache: Sendable {
     private func finish(_ key: [[UInt8]], id: Int, _ outcome: Outcome) {
         let waiters = state.withLock { state -> [CheckedContinuation<Outcome, Never>] in
             guard case .running(id, _, let waiters) = state.entries[key] else { return [] }
-            state.entries[key] = .done(outcome)
+            state.entries[key] = Self.isDefinite(outcome) ? .done(outcome) : nil
             return Array(waiters.values)
         }
         for waiter in waiters { waiter.resume(returning: outcome) }
@@ -96,6 +101,13 @@ public final class HostAddressCache: Sendable {
             return continuation
         }
         left?.resume(returning: .failure(Self.cancelled))
+    }
+
+    /// Whether asking again would give the same outcome: an answer, or a failure the server
+    /// stated (not a timeout, an unreachable server, a server error or a cancellation).
+    private static func isDefinite(_ outcome: Outcome) -> Bool {
+        guard case .failure(let error) = outcome else { return true }
+        return ![.timeout, .unreachable, .connectionRefused, .server, .cancelled].contains(error.code)
     }
 
     private static var cancelled: UnicastDNSSDError {

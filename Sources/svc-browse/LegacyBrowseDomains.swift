@@ -95,7 +95,10 @@ final class LegacyBrowseDomains: Sendable {
                 group.addTask {
                     var watch = ZoneWatch(WideAreaZone(directory: directory, type: type, zone: zone))
                     do throws(UnicastDNSSDError) {
-                        return try await watch.poll(options) ? watch : nil
+                        guard try await watch.poll(options) else { return nil }
+                        // `--once` reads each domain once: what waits to be resolved is listed as it is.
+                        if options.once { watch.listWaitingUnresolved(options, because: "in the one read --once makes of a legacy browse domain") }
+                        return watch
                     } catch {
                         Console.note("not browsing \(zone), a legacy browse domain of this network: \(error)")
                         return nil

@@ -67,4 +67,44 @@ final class HostAddressCacheTests: XCTestCase {
         XCTAssertEqual(again, [address])
         XCTAssertEqual(quick.runs.withLock { $0 }, 1)
     }
+
+    /// Review attacks16z finding 6: a lookup that timed out (one lost datagram) is not kept:
+    /// the next resolve of the host asks again and gets the addresses. A definite outcome (the
+    /// server's answer, here malformed) is kept for the read. (The old cache kept the timeout:
+    /// 64 failures for 1 lookup.)
+    func testATimeoutIsAskedAgainAndADefiniteFailureIsKept() async throws {
+        let (cache, host, address) = (HostAddressCache(), host, address)
+        let calls = Mutex(0)
+        let flaky = { @Sendable () async throws(UnicastDNSSDError) -> [IPAddress] in
+            let call = calls.withLock { $0 += 1; return $0 }
+            if call == 1 { throw UnicastDNSSDError(.timeout, "the first datagram was lost") }
+            return [address]
+        }
+        do {
+            _ = try await cache.addresses(of: host, lookUp: flaky)
+            XCTFail("the first lookup times out")
+        } catch {
+            XCTAssertEqual(error.code, .timeout)
+        }
+        var failures = 0
+        for _ in 0..<63 {
+            do {
+                let got = try await cache.addresses(of: host, lookUp: flaky)
+                XCTAssertEqual(got, [address])
+            } catch {
+                failures += 1
+            }
+        }
+        XCTAssertEqual(failures, 0)
+        XCTAssertEqual(calls.withLock { $0 }, 2, "asked again once, then the answer is kept")
+
+        let other = try DNSName(dotted: "b.lab.test.")
+        let broken = Mutex(0)
+        let malformed = { @Sendable () async throws(UnicastDNSSDError) -> [IPAddress] in
+            broken.withLock { $0 += 1 }
+            throw UnicastDNSSDError(.malformedReply, "the answer broke DNS rules")
+        }
+        for _ in 0..<3 { _ = try? await cache.addresses(of: other, lookUp: malformed) }
+        XCTAssertEqual(broken.withLock { $0 }, 1, "a definite failure is not asked again within the read")
+    }
 }

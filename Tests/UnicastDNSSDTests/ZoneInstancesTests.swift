@@ -6,7 +6,7 @@ import XCTest
 final class ZoneInstancesTests: XCTestCase {
     let names = (1...150).map { String(format: "Room %03d", $0) }
 
-    /// 150 new names with resolving: 64 a read, in the listing's order, each added exactly
+    /// 150 new names with resolving: 64 a read, in the listing's order (the order they were seen), each added exactly
     /// once, none removed, none lost; then the zone is calm.
     func testResolvingAddsAtMost64NewNamesARead() {
         var instances = ZoneInstances()
@@ -45,5 +45,53 @@ final class ZoneInstancesTests: XCTestCase {
         let change = instances.read(["Room 151"], resolving: false)
         XCTAssertEqual(change.added, ["Room 151"])
         XCTAssertEqual(change.removed, names)
+    }
+
+    /// Review attacks16z finding 2: a name that waits keeps its place; 64 fresh names that sort
+    /// before it at every read do not hold it back (the old code rebuilt the queue in listing
+    /// order at every read and never listed it).
+    func testAWaitingNameIsNotStarvedByFreshNamesSortingBeforeIt() {
+        var instances = ZoneInstances()
+        var added: [String] = []
+        for read in 0..<3 {
+            let fresh = (0..<64).map { String(format: "a%04d-%02d", read, $0) }
+            added += instances.read(fresh + ["printer"], resolving: true).added
+        }
+        XCTAssertEqual(added.filter { $0 == "printer" }.count, 1, "waiting since the first read, listed by the second")
+        let second = instances.read((0..<64).map { String(format: "b%02d", $0) } + ["printer"], resolving: true)
+        XCTAssertFalse(second.added.contains("printer"), "listed once")
+    }
+
+    /// The names that waited longest are resolved first, then those new to this read.
+    func testTheLongestWaitingComeFirst() {
+        var instances = ZoneInstances()
+        _ = instances.read(names, resolving: true)  // Room 065 to Room 150 wait
+        let change = instances.read(["Room 000"] + names, resolving: true)
+        XCTAssertEqual(change.added, Array(names[64..<128]))
+        XCTAssertEqual(instances.read(["Room 000"] + names, resolving: true).added, Array(names[128...]) + ["Room 000"])
+    }
+
+    /// Review attacks16z finding 5: names are told apart by their bytes, as DNS and the
+    /// listing do: `café` precomposed and decomposed are two instances, each added once and
+    /// removed once (the old code added two and removed one, late).
+    func testCanonicallyEquivalentNamesAreTwoInstances() {
+        var instances = ZoneInstances()
+        let composed = "caf\u{E9}", decomposed = "cafe\u{301}"
+        XCTAssertEqual(instances.read([composed, decomposed], resolving: false).added, [composed, decomposed])
+        let second = instances.read([decomposed], resolving: false)
+        XCTAssertEqual(second.removed.map { Array($0.utf8) }, [Array(composed.utf8)], "the one that went is removed at once")
+        XCTAssertEqual(instances.read([], resolving: false).removed.map { Array($0.utf8) }, [Array(decomposed.utf8)])
+    }
+
+    /// Names handed out but never listed (the browse stopped first) wait again, first in line;
+    /// `takeWaiting` hands out all that wait and counts them as listed.
+    func testNamesPutBackWaitFirstAndTakeWaitingEmptiesTheQueue() {
+        var instances = ZoneInstances()
+        let first = instances.read(names, resolving: true)
+        instances.putBack(Array(first.added.suffix(4)))
+        XCTAssertEqual(instances.read(names, resolving: true).added, Array(names[60..<124]))
+        XCTAssertEqual(instances.takeWaiting(), Array(names[124...]))
+        XCTAssertFalse(instances.hasWaiting)
+        XCTAssertEqual(instances.read(names, resolving: true), ZoneInstances.Change(added: [], removed: [], waiting: 0))
     }
 }
