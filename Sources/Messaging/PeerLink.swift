@@ -214,11 +214,13 @@ public final class PeerLink: @unchecked Sendable {
         }
     }
 
-    /// Tells the peer what it did wrong, and closes when the error requires it.
-    public func reject(_ error: ProtocolError) {
+    /// Tells the peer what it did wrong, and closes when the error requires it (or `closing`
+    /// says so: an error that leaves a link open elsewhere may be one this side cannot go on
+    /// after), within 1 s even if the peer reads nothing.
+    public func reject(_ error: ProtocolError, closing: Bool? = nil) {
         guard violation == nil else { return }
         send(.error(error))
-        if error.code.closesConnection {
+        if closing ?? error.code.closesConnection {
             violation = error
             decoder = FrameDecoder(maximumPayload: 0) // frees what was buffered
             finishWithin(.seconds(1))

@@ -461,15 +461,35 @@ public final class RoomClient: @unchecked Sendable {
         guard acknowledgementWatch == nil, !isOver, !finishing, let watched = link, joined else { return }
         let timeout = confirmationTimeout
         let progress = confirmationProgress
+        let outboxBefore = watched.connection.bufferedByteCount
         acknowledgementWatch = scheduler.schedule(after: timeout) { [weak self] in
             guard let self else { return }
             acknowledgementWatch = nil
             // Input ended: `awaitConfirmation` watches from now on; nothing waits: nothing to watch.
             guard !isOver, !finishing, sendsWait else { return }
-            guard progress == confirmationProgress, link === watched, unacknowledgedCount > 0 else { return watchAcknowledgements() }
-            stalledBecause = "the room acknowledged none of the text sent for \(timeout.secondsText) while more waited to be sent"
+            guard progress == confirmationProgress, link === watched else { return watchAcknowledgements() }
+            if unacknowledgedCount > 0 {
+                stalledBecause = "the room acknowledged none of the text sent for \(timeout.secondsText) while more waited to be sent"
+            } else if outboxIsFull, watched.connection.bufferedByteCount >= outboxBefore {
+                // Nothing to acknowledge (a room that does not acknowledge, or one that claimed
+                // everything): then the outbox must move, or the sends wait for ever.
+                stalledBecause = "the room read none of the text waiting to be sent for \(timeout.secondsText)"
+            } else {
+                return watchAcknowledgements()
+            }
             watched.connection.close()
         }
+    }
+
+    /// An `ACK` beyond the next line's number acknowledges text never sent: a protocol
+    /// violation, and a room that would hold our sends for ever by claiming what it never
+    /// read. Handled like a room that acknowledges nothing: the room is told, the connection
+    /// is closed (within 1 s) as lost, and never counts as stable. On the executor.
+    private func refuseAcknowledgement(_ through: UInt64) {
+        guard let link else { return }
+        let what = "ACK through \(through) acknowledges text never sent (the next line is number \(nextSequence))"
+        stalledBecause = "the room broke the protocol: \(what)"
+        link.reject(ProtocolError(.malformedFrame, what), closing: true)
     }
 
     /// Ends now (e.g. on SIGINT): what is still queued is reported as not sent.
@@ -560,6 +580,8 @@ public final class RoomClient: @unchecked Sendable {
             flushPending()
             if sendsWait { watchAcknowledgements() }
         case .acknowledged(let through):
+            // Everything below `through` was handled: beyond the next number, text never sent.
+            guard through <= nextSequence else { return refuseAcknowledgement(through) }
             let unconfirmed = unacknowledgedCount
             while unacknowledgedStart < unacknowledged.count, unacknowledged[unacknowledgedStart].sequence < through {
                 window.release(Self.weight(of: unacknowledged[unacknowledgedStart].command))
