@@ -1,3 +1,5 @@
+import Synchronization
+
 /// Work that was scheduled and may still be called off.
 public protocol ScheduledWork: AnyObject {
     /// Calls the work off; does nothing when it already ran.
@@ -38,12 +40,27 @@ extension Scheduler {
 }
 
 extension Scheduler {
-    /// Suspends the calling task until `delay` has passed on this scheduler's clock.
+    /// Suspends the calling task until `delay` has passed on this scheduler's clock, or until
+    /// the scheduler drops the timer unrun (an event loop that stops): the task is resumed
+    /// exactly once either way.
     public func sleep(for delay: Duration) async {
         await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
-            execute { schedule(after: delay) { continuation.resume() } }
+            let sleeper = Sleeper(continuation)
+            execute { schedule(after: delay) { sleeper.wake() } }
         }
     }
+}
+
+/// A sleeping task's continuation, resumed by the timer or, when the scheduler drops the
+/// timer (or the work that would set it) without running it, by the last reference going away.
+private final class Sleeper: Sendable {
+    private let continuation: Mutex<CheckedContinuation<Void, Never>?>
+
+    init(_ continuation: CheckedContinuation<Void, Never>) { self.continuation = Mutex(continuation) }
+
+    func wake() { continuation.withLock { $0.take() }?.resume() }
+
+    deinit { wake() }
 }
 
 extension Executor {

@@ -1,0 +1,42 @@
+import Synchronization
+import TransportCore
+import XCTest
+
+/// `Scheduler.sleep` resumes its task exactly once, also when the scheduler drops the timer
+/// without running it, as an event loop does when it stops (review attacks16, finding 7: the
+/// continuation leaked, and Swift printed "SWIFT TASK CONTINUATION MISUSE" on SIGTERM).
+final class SchedulerSleepTests: XCTestCase {
+    /// Runs what it is given at once, and keeps timers until told to drop them all unrun.
+    final class DroppingScheduler: Scheduler, @unchecked Sendable {
+        final class Work: ScheduledWork { func cancel() {} }
+        /// The timers set, unrun (only ever touched under `timers`' lock).
+        struct Timers: @unchecked Sendable { var list: [() -> Void] = [] }
+        let timers = Mutex(Timers())
+        var now: ContinuousClock.Instant { .now }
+        func execute(_ work: @escaping () -> Void) { work() }
+        func schedule(at deadline: ContinuousClock.Instant, leeway: Duration, _ work: @escaping () -> Void) -> any ScheduledWork {
+            timers.withLock { $0.list.append(work) }
+            return Work()
+        }
+        func fireAll() { for work in timers.withLock({ $0.list }) { work() } }
+        func dropAll() { timers.withLock { $0.list.removeAll() } }
+    }
+
+    func testASleepWhoseTimerIsDroppedUnrunStillReturns() async throws {
+        let scheduler = DroppingScheduler()
+        let sleeping = Task { await scheduler.sleep(for: .seconds(3600)) }
+        while scheduler.timers.withLock({ $0.list.isEmpty }) { try await Task.sleep(for: .milliseconds(1)) }
+        scheduler.dropAll()
+        await sleeping.value
+    }
+
+    func testASleepWhoseTimerFiresReturnsOnceEvenIfTheTimerIsDroppedAfterwards() async throws {
+        let scheduler = DroppingScheduler()
+        let sleeping = Task { await scheduler.sleep(for: .seconds(1)) }
+        while scheduler.timers.withLock({ $0.list.isEmpty }) { try await Task.sleep(for: .milliseconds(1)) }
+        scheduler.fireAll()
+        scheduler.fireAll() // a timer that ran twice must not resume twice
+        scheduler.dropAll()
+        await sleeping.value
+    }
+}
