@@ -12,7 +12,7 @@ extension RoomClient {
 
     /// Bytes waiting in the connection's outbox above which `send` waits for it to drain (a
     /// quarter of a TCP connection's 4 MiB limit, past which the link would be closed).
-    public static let outboxMark = 1 << 20
+    public static let outboxMark = PeerLink.outboxMark
 
     /// Queues a line or a file for the room, suspending first while the room is slow:
     /// - while the text on its way (queued, or sent and not yet acknowledged by the server)
