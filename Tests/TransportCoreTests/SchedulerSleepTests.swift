@@ -22,12 +22,20 @@ final class SchedulerSleepTests: XCTestCase {
         func dropAll() { timers.withLock { $0.list.removeAll() } }
     }
 
+    /// Waits up to 2 s for `task` to end (a leaked continuation would never let it).
+    func returns(_ task: Task<Void, Never>) async throws {
+        let ended = Mutex(false)
+        Task { await task.value; ended.withLock { $0 = true } }
+        for _ in 0..<2000 where !ended.withLock({ $0 }) { try await Task.sleep(for: .milliseconds(1)) }
+        XCTAssertTrue(ended.withLock { $0 }, "the sleep never returned")
+    }
+
     func testASleepWhoseTimerIsDroppedUnrunStillReturns() async throws {
         let scheduler = DroppingScheduler()
         let sleeping = Task { await scheduler.sleep(for: .seconds(3600)) }
         while scheduler.timers.withLock({ $0.list.isEmpty }) { try await Task.sleep(for: .milliseconds(1)) }
         scheduler.dropAll()
-        await sleeping.value
+        try await returns(sleeping)
     }
 
     func testASleepWhoseTimerFiresReturnsOnceEvenIfTheTimerIsDroppedAfterwards() async throws {
@@ -37,6 +45,6 @@ final class SchedulerSleepTests: XCTestCase {
         scheduler.fireAll()
         scheduler.fireAll() // a timer that ran twice must not resume twice
         scheduler.dropAll()
-        await sleeping.value
+        try await returns(sleeping)
     }
 }
