@@ -63,6 +63,12 @@ extension RoomClient {
         }
     }
 
+    /// Whether the room (the last one that said HELLO) acknowledges text: only then does
+    /// "delivered" mean confirmed; lines to an older room count as delivered once written.
+    public var roomConfirmsText: Bool {
+        get async { await executor.submit { [self] in serverAcknowledges } }
+    }
+
     /// Whether a `send` waits, for the window or for the outbox.
     var sendsWait: Bool { !senders.isEmpty || window.hasWaiters }
 

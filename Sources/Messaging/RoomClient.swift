@@ -213,7 +213,7 @@ public final class RoomClient: @unchecked Sendable {
     /// Reports of files offered to us, which a peer can repeat at will (`isOffered`).
     private let offeredFiles: LimitedReports
     private let session = UInt64.random(in: 1...UInt64.max)
-    private var serverAcknowledges = false
+    private(set) var serverAcknowledges = false
     /// The server's name and whether it relays files between members (its HELLO).
     private(set) var serverName = ""
     private var serverRelaysFiles = false
