@@ -73,6 +73,10 @@ public final class RoomClient: @unchecked Sendable {
         /// Events `events` keeps for a slow consumer before the client stops reading from the
         /// server; it reads again once half of them were taken.
         public var eventBufferLimit = 256
+        /// The most the buffered events may hold, roughly in bytes (`Event.weight`), before
+        /// the client stops reading as for `eventBufferLimit`: 256 PRESENCE events of 65,535
+        /// names each would otherwise hold hundreds of MiB.
+        public var eventBufferBytes = 16 << 20
 
         public init(instance: ServiceInstance, name: String) {
             self.instance = instance
@@ -292,7 +296,7 @@ public final class RoomClient: @unchecked Sendable {
         self.scheduler = scheduler
         self.connector = connector
         self.fileWork = fileWork
-        let eventBuffer = EventBuffer(limit: options.eventBufferLimit, hook: hook)
+        let eventBuffer = EventBuffer(limit: options.eventBufferLimit, weightLimit: options.eventBufferBytes, weight: \.weight, hook: hook)
         self.eventBuffer = eventBuffer
         // A server can send ERRORs and file offers by the thousand: 20 lines in 10 s each.
         serverErrors = LimitedReports(scheduler: scheduler) { eventBuffer.yield(.suppressed(count: $0, what: "ERROR frames from the server")) }
