@@ -27,7 +27,9 @@ extension RoomClientUnacknowledgedTests {
         client.stop()
     }
 
-    func testARoomThatDoesNotAcknowledgeAndReadsNothingWhileSendsWaitIsDroppedAsStalled() async throws {
+    /// Joins a room that does not acknowledge text and stops reading, and sends 32 KiB lines
+    /// from a task until they wait for the outbox, watched.
+    func fillTheOutboxOfARoomThatDoesNotAcknowledge() async throws -> (RoomClient, RawPeer, Task<Void, any Error>) {
         let client = makeClient(maximumBytesInFlight: 8 << 20)
         let server = try await join(client, connection: 0, capabilities: [])
         queue.sync { server.stream.pauseReading() }
@@ -35,6 +37,11 @@ extension RoomClientUnacknowledgedTests {
         let sending = Task { for index in 0..<100 { try await client.send(.say("\(index) " + line)) } }
         try await pump("the outbox to pass its mark") { (client.link?.connection.bufferedByteCount ?? 0) > RoomClient.outboxMark }
         try await pump("the watch on the waiting send") { client.acknowledgementWatch != nil }
+        return (client, server, sending)
+    }
+
+    func testARoomThatDoesNotAcknowledgeAndReadsNothingWhileSendsWaitIsDroppedAsStalled() async throws {
+        let (client, server, sending) = try await fillTheOutboxOfARoomThatDoesNotAcknowledge()
         // Nothing to acknowledge and the outbox does not move: dropped at the confirmation timeout.
         try await pump("1.9 s") { scheduler.advance(by: .milliseconds(1900)); return true }
         XCTAssertTrue(queue.sync { server.closeReason == nil }, "the room still had time")
@@ -45,13 +52,7 @@ extension RoomClientUnacknowledgedTests {
     }
 
     func testARoomThatDoesNotAcknowledgeButReadsSlowlyKeepsItsConnection() async throws {
-        let client = makeClient(maximumBytesInFlight: 8 << 20)
-        let server = try await join(client, connection: 0, capabilities: [])
-        queue.sync { server.stream.pauseReading() }
-        let line = String(repeating: "x", count: 32 << 10)
-        let sending = Task { for index in 0..<100 { try await client.send(.say("\(index) " + line)) } }
-        try await pump("the outbox to pass its mark") { (client.link?.connection.bufferedByteCount ?? 0) > RoomClient.outboxMark }
-        try await pump("the watch on the waiting send") { client.acknowledgementWatch != nil }
+        let (client, server, sending) = try await fillTheOutboxOfARoomThatDoesNotAcknowledge()
         // The room reads a little in each 2 s: the outbox moves, so the connection stays.
         for _ in 0..<3 {
             try await pump("1.5 s") { scheduler.advance(by: .milliseconds(1500)); return true }
