@@ -808,7 +808,8 @@ public final class RoomClient: @unchecked Sendable {
     /// does not start them over, so a flapping server is given up on like a silent one.
     private func reconnect() async {
         while true {
-            let next: (delay: Duration, attempt: Int)? = await executor.submit { [self] in
+            // A stopped loop (the process is ending) drops the work: nothing more to try.
+            let next: (delay: Duration, attempt: Int)? = await executor.submit(ifDropped: nil) { [self] in
                 guard !isOver else { return nil }
                 guard reconnectAttempts < allowedAttempts else {
                     stopped = true
@@ -823,7 +824,7 @@ public final class RoomClient: @unchecked Sendable {
             guard let next else { return }
             onEvent(.reconnecting(after: next.delay, attempt: next.attempt))
             await scheduler.sleep(for: next.delay)
-            if await executor.submit({ [self] in isOver }) { return }
+            if await executor.submit(ifDropped: true, { [self] in isOver }) { return }
             do {
                 try await connect()
                 return
@@ -845,7 +846,7 @@ public final class RoomClient: @unchecked Sendable {
     private func waitForRoom(pausing pause: Duration) async {
         while true {
             await scheduler.sleep(for: pause)
-            if await executor.submit({ [self] in isOver }) { return }
+            if await executor.submit(ifDropped: true, { [self] in isOver }) { return }
             do {
                 try await connect()
                 return

@@ -45,22 +45,27 @@ extension Scheduler {
     /// exactly once either way.
     public func sleep(for delay: Duration) async {
         await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
-            let sleeper = Sleeper(continuation)
-            execute { schedule(after: delay) { sleeper.wake() } }
+            let sleeper = ResumedOnce(continuation, ifDropped: ())
+            execute { schedule(after: delay) { sleeper.resume(with: ()) } }
         }
     }
 }
 
-/// A sleeping task's continuation, resumed by the timer or, when the scheduler drops the
-/// timer (or the work that would set it) without running it, by the last reference going away.
-private final class Sleeper: Sendable {
-    private let continuation: Mutex<CheckedContinuation<Void, Never>?>
+/// A waiting task's continuation, resumed by the work that holds it or, when the executor
+/// drops that work without running it (an event loop that stops), with `ifDropped` once the
+/// last reference goes away: exactly once either way.
+private final class ResumedOnce<Value: Sendable>: Sendable {
+    private let continuation: Mutex<CheckedContinuation<Value, Never>?>
+    private let ifDropped: Value
 
-    init(_ continuation: CheckedContinuation<Void, Never>) { self.continuation = Mutex(continuation) }
+    init(_ continuation: CheckedContinuation<Value, Never>, ifDropped: Value) {
+        self.continuation = Mutex(continuation)
+        self.ifDropped = ifDropped
+    }
 
-    func wake() { continuation.withLock { $0.take() }?.resume() }
+    func resume(with value: Value) { continuation.withLock { $0.take() }?.resume(returning: value) }
 
-    deinit { wake() }
+    deinit { resume(with: ifDropped) }
 }
 
 extension Executor {
@@ -69,6 +74,15 @@ extension Executor {
     public func submit<Result: Sendable>(_ body: @escaping () -> Result) async -> Result {
         await withCheckedContinuation { (continuation: CheckedContinuation<Result, Never>) in
             execute { continuation.resume(returning: body()) }
+        }
+    }
+
+    /// Like `submit(_:)`, on an executor that may stop and drop the work unrun (an event loop
+    /// shutting down): the task then gets `ifDropped`, instead of waiting for ever.
+    public func submit<Result: Sendable>(ifDropped: Result, _ body: @escaping () -> Result) async -> Result {
+        await withCheckedContinuation { (continuation: CheckedContinuation<Result, Never>) in
+            let waiter = ResumedOnce(continuation, ifDropped: ifDropped)
+            execute { waiter.resume(with: body()) }
         }
     }
 }

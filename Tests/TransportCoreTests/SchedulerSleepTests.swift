@@ -2,7 +2,7 @@ import Synchronization
 import TransportCore
 import XCTest
 
-/// `Scheduler.sleep` resumes its task exactly once, also when the scheduler drops the timer
+/// `Scheduler.sleep` and `Executor.submit(ifDropped:_:)` resume their task exactly once, also when the scheduler drops the timer
 /// without running it, as an event loop does when it stops (review attacks16, finding 7: the
 /// continuation leaked, and Swift printed "SWIFT TASK CONTINUATION MISUSE" on SIGTERM).
 final class SchedulerSleepTests: XCTestCase {
@@ -12,8 +12,10 @@ final class SchedulerSleepTests: XCTestCase {
         /// The timers set, unrun (only ever touched under `timers`' lock).
         struct Timers: @unchecked Sendable { var list: [() -> Void] = [] }
         let timers = Mutex(Timers())
+        /// Set: `execute` drops its work unrun, as a stopped event loop does.
+        let dropsWork = Atomic(false)
         var now: ContinuousClock.Instant { .now }
-        func execute(_ work: @escaping () -> Void) { work() }
+        func execute(_ work: @escaping () -> Void) { if !dropsWork.load(ordering: .relaxed) { work() } }
         func schedule(at deadline: ContinuousClock.Instant, leeway: Duration, _ work: @escaping () -> Void) -> any ScheduledWork {
             timers.withLock { $0.list.append(work) }
             return Work()
@@ -46,5 +48,14 @@ final class SchedulerSleepTests: XCTestCase {
         scheduler.fireAll() // a timer that ran twice must not resume twice
         scheduler.dropAll()
         try await returns(sleeping)
+    }
+
+    func testASubmitWhoseWorkIsDroppedGetsItsFallback() async {
+        let scheduler = DroppingScheduler()
+        let ran = await scheduler.submit(ifDropped: 0) { 1 }
+        XCTAssertEqual(ran, 1)
+        scheduler.dropsWork.store(true, ordering: .relaxed)
+        let dropped = await scheduler.submit(ifDropped: 0) { 1 }
+        XCTAssertEqual(dropped, 0)
     }
 }
