@@ -12,10 +12,17 @@ final class EventWaiter: Sendable {
 final class EventBuffer<Event: Sendable> {
     /// From this many buffered events on, `pressure(true)` asks to stop reading.
     let limit: Int
+    /// From this much buffered weight on (`weight`), `pressure(true)` asks to stop reading
+    /// too: a few large events (a PRESENCE of 65,535 names) weigh as much as many small ones.
+    let weightLimit: Int
+    /// What an event costs toward `weightLimit` (about the bytes it holds).
+    private let weight: (Event) -> Int
+    private var bufferedWeight = 0
     /// When set (the fuzz target and white-box tests), every event goes here at once, with no
     /// buffer and no back-pressure.
     private let hook: ((Event) -> Void)?
-    /// Called with true when the buffer reaches `limit`, with false when it is down to half.
+    /// Called with true when the buffer reaches `limit` or `weightLimit`, with false when it
+    /// is down to half of both.
     var pressure: (Bool) -> Void = { _ in }
     private(set) var isPressing = false
     private var buffered: [Event] = []
@@ -23,8 +30,10 @@ final class EventBuffer<Event: Sendable> {
     private var waiting: (waiter: EventWaiter, continuation: CheckedContinuation<Event?, Never>)?
     private var finished = false
 
-    init(limit: Int, hook: ((Event) -> Void)?) {
+    init(limit: Int, weightLimit: Int = .max, weight: @escaping (Event) -> Int = { _ in 0 }, hook: ((Event) -> Void)?) {
         self.limit = max(2, limit)
+        self.weightLimit = max(2, weightLimit)
+        self.weight = weight
         self.hook = hook
     }
 
@@ -38,7 +47,8 @@ final class EventBuffer<Event: Sendable> {
             return waiting.continuation.resume(returning: event)
         }
         buffered.append(event)
-        if !isPressing, count >= limit {
+        bufferedWeight += max(0, weight(event))
+        if !isPressing, count >= limit || bufferedWeight >= weightLimit {
             isPressing = true
             pressure(true)
         }
@@ -56,6 +66,7 @@ final class EventBuffer<Event: Sendable> {
         }
         let event = buffered[head]
         head += 1
+        bufferedWeight = max(0, bufferedWeight - max(0, weight(event)))
         if head == buffered.count {
             buffered.removeAll(keepingCapacity: buffered.count <= limit)
             head = 0
@@ -63,7 +74,7 @@ final class EventBuffer<Event: Sendable> {
             buffered.removeFirst(head)
             head = 0
         }
-        if isPressing, count <= limit / 2 {
+        if isPressing, count <= limit / 2, bufferedWeight <= weightLimit / 2 {
             isPressing = false
             pressure(false)
         }

@@ -82,6 +82,14 @@ public final class FileTransfers: @unchecked Sendable {
     /// cross our answer on the way, and is then dropped rather than answered as an error
     /// (which the server would print under our name).
     var recentlyEndedRelayed = RecentIDs<UInt32>()
+    /// The last 16 offers this side gave up on for want of an answer: a late `FILE_ACCEPT` or
+    /// `FILE_RESULT` for one may cross our `FILE_CANCEL`, and is then dropped.
+    private var recentlyAbandoned = RecentIDs<UInt32>()
+    /// How long the receiver may take to answer an offer (plus the time it may need to hash
+    /// a kept prefix, `resumeAllowance`) and to give the result after `FILE_END`: the idle
+    /// bound receivers and the room's relay use (`Inbox.Limits.transferIdleTimeout`), so that
+    /// a peer that never answers cannot keep a file, and those after it, waiting for ever.
+    public var answerTimeout = Inbox.Limits().transferIdleTimeout
     private var nextID: UInt32
     /// The ids this side gives its offers (a server keeps the upper half for relayed files).
     private let ids: ClosedRange<UInt32>
@@ -136,6 +144,8 @@ public final class FileTransfers: @unchecked Sendable {
         var credit: UInt64?
         var startOffset: UInt64 = 0
         var lastProgress: UInt64 = 0
+        /// Ends the transfer when the receiver does not answer the offer, or the end, in time.
+        var deadline: (any ScheduledWork)?
         init(path: String, to: String?, completion: @escaping (Result<SentFile, FileError>) -> Void) {
             self.path = path
             self.to = to
@@ -221,7 +231,22 @@ public final class FileTransfers: @unchecked Sendable {
         let name = String(transfer.path.split(separator: "/").last ?? "file")
         let offer = Message.FileOffer(id: transfer.id, size: transfer.size, digest: digest, name: name)
         if !link.send(transfer.to.map { .fileOfferTo(offer, to: $0) } ?? .fileOffer(offer)) {
-            finishOutgoing(.failure(FileError("the connection closed before \(transfer.path) could be offered")))
+            return finishOutgoing(.failure(FileError("the connection closed before \(transfer.path) could be offered")))
+        }
+        // A resuming receiver hashes what it kept (at most the whole file) before it answers.
+        let timeout = Self.resumeAllowance(skipping: transfer.size, idleTimeout: answerTimeout)
+        awaitAnswer(transfer, in: .offered, within: timeout, "the receiver did not answer the offer of \(transfer.path) within \(timeout.secondsText); it was not delivered")
+    }
+
+    /// Gives up on `transfer` unless it left `state` within `timeout`: the receiver is told
+    /// (`FILE_CANCEL`) and the file is reported not delivered with `failure`.
+    private func awaitAnswer(_ transfer: Outgoing, in state: Outgoing.State, within timeout: Duration, _ failure: String) {
+        transfer.deadline?.cancel()
+        transfer.deadline = link.scheduler.schedule(after: timeout) { [weak self, weak transfer] in
+            guard let self, let transfer, outgoing.first === transfer, transfer.state == state else { return }
+            recentlyAbandoned.insert(transfer.id)
+            link.send(.fileCancel(id: transfer.id, reason: "no answer came within \(timeout.secondsText)"))
+            finishOutgoing(.failure(FileError(failure)))
         }
     }
 
@@ -287,6 +312,8 @@ public final class FileTransfers: @unchecked Sendable {
             transfer.state = .ended
             if let hash = transfer.hash { transfer.digest = hash.finish() }
             link.send(.fileEnd(id: transfer.id, digest: transfer.streamed ? transfer.digest : nil))
+            awaitAnswer(transfer, in: .ended, within: answerTimeout,
+                        "the receiver did not confirm \(transfer.path) within \(answerTimeout.secondsText) of its end; it may not have been stored: send it again")
         }
     }
 
@@ -320,6 +347,8 @@ public final class FileTransfers: @unchecked Sendable {
         guard !outgoing.isEmpty else { return }
         let transfer = outgoing.removeFirst()
         transfer.cancelled.store(true, ordering: .relaxed)
+        transfer.deadline?.cancel()
+        transfer.deadline = nil
         let fd = transfer.fd
         if fd >= 0 { reading.execute { close(fd) } } // after the hash that may still read it
         link.whenDrained(.files, nil)
@@ -349,6 +378,7 @@ public final class FileTransfers: @unchecked Sendable {
         case .fileAccept(let id, let offset):
             // Only once, for the offer sent last, within the file.
             guard let transfer = outgoing.first, transfer.state == .offered, transfer.id == id, offset <= transfer.size else {
+                if recentlyAbandoned.contains(id) { return true } // it crossed our FILE_CANCEL
                 link.reject(ProtocolError(.fileProtocol, "FILE_ACCEPT for id \(id) at \(offset) matches no offer waiting for an answer"))
                 return true
             }
@@ -370,6 +400,7 @@ public final class FileTransfers: @unchecked Sendable {
         case .fileResult(let id, let status, let text):
             // None before the offer, and none after a stored-at-once answer (being confirmed).
             guard let transfer = outgoing.first, transfer.state != .hashing, transfer.state != .confirming, transfer.id == id else {
+                if recentlyAbandoned.contains(id) { return true } // it crossed our FILE_CANCEL
                 link.reject(ProtocolError(.fileProtocol, "FILE_RESULT for id \(id) matches no offered file waiting for a result"))
                 return true
             }

@@ -203,22 +203,29 @@ public final class PeerLink: @unchecked Sendable {
         }
     }
 
-    /// Calls `handler` each time the outbox empties, until it is set to nil; each waiter has
-    /// its own handler (the connection has one).
+    /// Bytes waiting in the outbox above which producers (lines, files) wait for it to drain
+    /// (a quarter of a TCP connection's 4 MiB limit, past which the link would be closed);
+    /// drain handlers are called when it falls back to this, not only when it empties.
+    public static let outboxMark = 1 << 20
+
+    /// Calls `handler` each time the outbox empties or falls back to `outboxMark`, until it is
+    /// set to nil; each waiter has its own handler (the connection has one).
     public func whenDrained(_ waiter: DrainWaiter, _ handler: (() -> Void)?) {
         drainHandlers[waiter] = handler
         guard !drainHandlers.isEmpty else { return connection.whenDrained(nil) }
-        connection.whenDrained { [weak self] in
+        connection.whenDrained(toAtMost: Self.outboxMark) { [weak self] in
             guard let self else { return }
             for waiter in [DrainWaiter.files, .relay, .sender] { drainHandlers[waiter]?() }
         }
     }
 
-    /// Tells the peer what it did wrong, and closes when the error requires it.
-    public func reject(_ error: ProtocolError) {
+    /// Tells the peer what it did wrong, and closes when the error requires it (or `closing`
+    /// says so: an error that leaves a link open elsewhere may be one this side cannot go on
+    /// after), within 1 s even if the peer reads nothing.
+    public func reject(_ error: ProtocolError, closing: Bool? = nil) {
         guard violation == nil else { return }
         send(.error(error))
-        if error.code.closesConnection {
+        if closing ?? error.code.closesConnection {
             violation = error
             decoder = FrameDecoder(maximumPayload: 0) // frees what was buffered
             finishWithin(.seconds(1))

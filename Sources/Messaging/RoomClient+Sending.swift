@@ -12,7 +12,7 @@ extension RoomClient {
 
     /// Bytes waiting in the connection's outbox above which `send` waits for it to drain (a
     /// quarter of a TCP connection's 4 MiB limit, past which the link would be closed).
-    public static let outboxMark = 1 << 20
+    public static let outboxMark = PeerLink.outboxMark
 
     /// Queues a line or a file for the room, suspending first while the room is slow:
     /// - while the text on its way (queued, or sent and not yet acknowledged by the server)
@@ -61,6 +61,12 @@ extension RoomClient {
                 if let command = senders.cancel(waiter) { giveBack(command) }
             }
         }
+    }
+
+    /// Whether the room (the last one that said HELLO) acknowledges text: only then does
+    /// "delivered" mean confirmed; lines to an older room count as delivered once written.
+    public var roomConfirmsText: Bool {
+        get async { await executor.submit { [self] in serverAcknowledges } }
     }
 
     /// Whether a `send` waits, for the window or for the outbox.

@@ -73,6 +73,10 @@ public final class RoomClient: @unchecked Sendable {
         /// Events `events` keeps for a slow consumer before the client stops reading from the
         /// server; it reads again once half of them were taken.
         public var eventBufferLimit = 256
+        /// The most the buffered events may hold, roughly in bytes (`Event.weight`), before
+        /// the client stops reading as for `eventBufferLimit`: 256 PRESENCE events of 65,535
+        /// names each would otherwise hold hundreds of MiB.
+        public var eventBufferBytes = 16 << 20
 
         public init(instance: ServiceInstance, name: String) {
             self.instance = instance
@@ -213,7 +217,7 @@ public final class RoomClient: @unchecked Sendable {
     /// Reports of files offered to us, which a peer can repeat at will (`isOffered`).
     private let offeredFiles: LimitedReports
     private let session = UInt64.random(in: 1...UInt64.max)
-    private var serverAcknowledges = false
+    private(set) var serverAcknowledges = false
     /// The server's name and whether it relays files between members (its HELLO).
     private(set) var serverName = ""
     private var serverRelaysFiles = false
@@ -292,7 +296,7 @@ public final class RoomClient: @unchecked Sendable {
         self.scheduler = scheduler
         self.connector = connector
         self.fileWork = fileWork
-        let eventBuffer = EventBuffer(limit: options.eventBufferLimit, hook: hook)
+        let eventBuffer = EventBuffer(limit: options.eventBufferLimit, weightLimit: options.eventBufferBytes, weight: \.weight, hook: hook)
         self.eventBuffer = eventBuffer
         // A server can send ERRORs and file offers by the thousand: 20 lines in 10 s each.
         serverErrors = LimitedReports(scheduler: scheduler) { eventBuffer.yield(.suppressed(count: $0, what: "ERROR frames from the server")) }
@@ -461,15 +465,35 @@ public final class RoomClient: @unchecked Sendable {
         guard acknowledgementWatch == nil, !isOver, !finishing, let watched = link, joined else { return }
         let timeout = confirmationTimeout
         let progress = confirmationProgress
+        let outboxBefore = watched.connection.bufferedByteCount
         acknowledgementWatch = scheduler.schedule(after: timeout) { [weak self] in
             guard let self else { return }
             acknowledgementWatch = nil
             // Input ended: `awaitConfirmation` watches from now on; nothing waits: nothing to watch.
             guard !isOver, !finishing, sendsWait else { return }
-            guard progress == confirmationProgress, link === watched, unacknowledgedCount > 0 else { return watchAcknowledgements() }
-            stalledBecause = "the room acknowledged none of the text sent for \(timeout.secondsText) while more waited to be sent"
+            guard progress == confirmationProgress, link === watched else { return watchAcknowledgements() }
+            if unacknowledgedCount > 0 {
+                stalledBecause = "the room acknowledged none of the text sent for \(timeout.secondsText) while more waited to be sent"
+            } else if outboxIsFull, watched.connection.bufferedByteCount >= outboxBefore {
+                // Nothing to acknowledge (a room that does not acknowledge, or one that claimed
+                // everything): then the outbox must move, or the sends wait for ever.
+                stalledBecause = "the room read none of the text waiting to be sent for \(timeout.secondsText)"
+            } else {
+                return watchAcknowledgements()
+            }
             watched.connection.close()
         }
+    }
+
+    /// An `ACK` beyond the next line's number acknowledges text never sent: a protocol
+    /// violation, and a room that would hold our sends for ever by claiming what it never
+    /// read. Handled like a room that acknowledges nothing: the room is told, the connection
+    /// is closed (within 1 s) as lost, and never counts as stable. On the executor.
+    private func refuseAcknowledgement(_ through: UInt64) {
+        guard let link else { return }
+        let what = "ACK through \(through) acknowledges text never sent (the next line is number \(nextSequence))"
+        stalledBecause = "the room broke the protocol: \(what)"
+        link.reject(ProtocolError(.malformedFrame, what), closing: true)
     }
 
     /// Ends now (e.g. on SIGINT): what is still queued is reported as not sent.
@@ -560,6 +584,8 @@ public final class RoomClient: @unchecked Sendable {
             flushPending()
             if sendsWait { watchAcknowledgements() }
         case .acknowledged(let through):
+            // Everything below `through` was handled: beyond the next number, text never sent.
+            guard through <= nextSequence else { return refuseAcknowledgement(through) }
             let unconfirmed = unacknowledgedCount
             while unacknowledgedStart < unacknowledged.count, unacknowledged[unacknowledgedStart].sequence < through {
                 window.release(Self.weight(of: unacknowledged[unacknowledgedStart].command))
@@ -782,7 +808,8 @@ public final class RoomClient: @unchecked Sendable {
     /// does not start them over, so a flapping server is given up on like a silent one.
     private func reconnect() async {
         while true {
-            let next: (delay: Duration, attempt: Int)? = await executor.submit { [self] in
+            // A stopped loop (the process is ending) drops the work: nothing more to try.
+            let next: (delay: Duration, attempt: Int)? = await executor.submit(ifDropped: nil) { [self] in
                 guard !isOver else { return nil }
                 guard reconnectAttempts < allowedAttempts else {
                     stopped = true
@@ -797,7 +824,7 @@ public final class RoomClient: @unchecked Sendable {
             guard let next else { return }
             onEvent(.reconnecting(after: next.delay, attempt: next.attempt))
             await scheduler.sleep(for: next.delay)
-            if await executor.submit({ [self] in isOver }) { return }
+            if await executor.submit(ifDropped: true, { [self] in isOver }) { return }
             do {
                 try await connect()
                 return
@@ -819,7 +846,7 @@ public final class RoomClient: @unchecked Sendable {
     private func waitForRoom(pausing pause: Duration) async {
         while true {
             await scheduler.sleep(for: pause)
-            if await executor.submit({ [self] in isOver }) { return }
+            if await executor.submit(ifDropped: true, { [self] in isOver }) { return }
             do {
                 try await connect()
                 return

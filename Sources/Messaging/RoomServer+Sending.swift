@@ -12,8 +12,9 @@ extension RoomServer {
         public var description: String { message }
     }
 
-    /// Bytes waiting in a member's outbox above which `send` waits for it to drain.
-    public static let outboxMark = 1 << 20
+    /// Bytes waiting in a member's outbox above which `send` waits for it to drain (to this
+    /// mark: the member's link wakes the waiting send then, not only once it is empty).
+    public static let outboxMark = PeerLink.outboxMark
 
     /// A `send` waiting for room: its command, the member it is for (a line or a file to one
     /// member), found when it was given, and when it began to wait.

@@ -14,6 +14,9 @@ public final class InMemoryStream: ByteStream, @unchecked Sendable {
     public let outboxLimit: Int
     /// The most bytes handed to `onBytes` at once (like a read of that size).
     public var deliveryChunk: Int
+    /// When set, this end takes at most this many more bytes, then pauses reading (a reader
+    /// that reads a little and stops): set it, then `resumeReading()`.
+    public var readBudget: Int?
     /// Sees every byte `send` accepts, in order: a test checks what the code under test
     /// writes (`inject` bypasses it).
     public var tap: (([UInt8]) -> Void)?
@@ -33,6 +36,8 @@ public final class InMemoryStream: ByteStream, @unchecked Sendable {
     private var onBytes: ([UInt8]) -> Void = { _ in }
     private var onClose: (Connection.CloseReason) -> Void = { _ in }
     private var onDrained: (() -> Void)?
+    /// `onDrained` is also called when a delivery takes the outbox to this many bytes or fewer.
+    private var drainMark = 0
     private var selfReference: InMemoryStream?
 
     public private(set) var isClosed = false
@@ -125,7 +130,10 @@ public final class InMemoryStream: ByteStream, @unchecked Sendable {
         other?.scheduleDelivery()
     }
 
-    public func whenDrained(_ handler: (() -> Void)?) { onDrained = handler }
+    public func whenDrained(toAtMost mark: Int, _ handler: (() -> Void)?) {
+        onDrained = handler
+        drainMark = max(0, mark)
+    }
 
     /// Whether this end takes bytes now.
     private var isReading: Bool { started && !isPaused && !isClosed && !peerSentEOF }
@@ -149,8 +157,16 @@ public final class InMemoryStream: ByteStream, @unchecked Sendable {
             return
         }
         var delivered = false
+        let before = bufferedByteCount
         while bufferedByteCount > 0, other.isReading {
-            let end = outboxStart + min(deliveryChunk, bufferedByteCount)
+            let size = min(deliveryChunk, bufferedByteCount, other.readBudget ?? Int.max)
+            if let budget = other.readBudget { other.readBudget = budget - size }
+            if other.readBudget == 0 {
+                other.readBudget = nil
+                other.isPaused = true
+            }
+            guard size > 0 else { break }
+            let end = outboxStart + size
             let chunk = Array(outbox[outboxStart..<end])
             outboxStart = end
             if outboxStart == outbox.count {
@@ -161,7 +177,11 @@ public final class InMemoryStream: ByteStream, @unchecked Sendable {
             other.onBytes(chunk)
             if isClosed { return }
         }
-        guard bufferedByteCount == 0 else { return }
+        guard bufferedByteCount == 0 else {
+            // Fell to the low-water mark without emptying (the other end stopped reading).
+            guard !isFinishing, onDrained != nil, before > drainMark, bufferedByteCount <= drainMark else { return }
+            return scheduler.execute { [self] in if !isClosed { onDrained?() } }
+        }
         if isFinishing {
             if !sentEOF {
                 sentEOF = true

@@ -114,9 +114,10 @@ public final class NegotiatingServerStream: ByteStream {
         if let tls { tls.resumeReading() } else { inner.resumeReading() }
     }
 
-    public func whenDrained(_ handler: (() -> Void)?) {
+    public func whenDrained(toAtMost mark: Int, _ handler: (() -> Void)?) {
         upper.onDrained = handler
-        if let tls { tls.whenDrained(handler) } else if decision == .plaintext { inner.whenDrained(handler) }
+        upper.drainMark = mark
+        if let tls { tls.whenDrained(toAtMost: mark, handler) } else if decision == .plaintext { inner.whenDrained(toAtMost: mark, handler) }
     }
 
     // MARK: - From the wrapped stream
@@ -158,7 +159,7 @@ public final class NegotiatingServerStream: ByteStream {
         tls = stream
         stream.begin(onBytes: { [weak self] in self?.upper.onBytes($0) }, onClose: { [weak self] in self?.tlsClosed($0) })
         if isPaused { stream.pauseReading() }
-        if upper.onDrained != nil { stream.whenDrained(upper.onDrained) }
+        if upper.onDrained != nil { stream.whenDrained(toAtMost: upper.drainMark, upper.onDrained) }
         let queued = waiting
         waiting = []
         if !queued.isEmpty, !stream.send(queued) { return }
@@ -167,7 +168,7 @@ public final class NegotiatingServerStream: ByteStream {
 
     private func startPlaintext(with first: [UInt8]) {
         decision = .plaintext
-        if upper.onDrained != nil { inner.whenDrained(upper.onDrained) }
+        if upper.onDrained != nil { inner.whenDrained(toAtMost: upper.drainMark, upper.onDrained) }
         let queued = waiting
         waiting = []
         if !queued.isEmpty, !inner.send(queued) { return }

@@ -234,9 +234,11 @@ public final class TLSStream: ByteStream {
     }
 
     /// Calls `handler` each time the wrapped stream's outbox empties with nothing waiting here.
-    public func whenDrained(_ handler: (() -> Void)?) {
+    /// Also when the wrapped stream's outbox falls to `mark` bytes with nothing waiting here.
+    public func whenDrained(toAtMost mark: Int, _ handler: (() -> Void)?) {
         upper.onDrained = handler
-        inner.whenDrained(handler == nil ? nil : { [weak self] in
+        upper.drainMark = mark
+        inner.whenDrained(toAtMost: mark, handler == nil ? nil : { [weak self] in
             guard let self, !isClosed, waiting.isEmpty, secureSession != nil else { return }
             upper.onDrained?()
         })

@@ -6,6 +6,8 @@ struct UpperLayer {
     var onBytes: ([UInt8]) -> Void = { _ in }
     var onClose: (Connection.CloseReason) -> Void = { _ in }
     var onDrained: (() -> Void)?
+    /// The low-water mark `onDrained` was set with (`ByteStream.whenDrained(toAtMost:_:)`).
+    var drainMark = 0
 
     /// Lets the handlers go, so that nothing reaches the layer above afterwards, and returns
     /// the one that tells it the stream ended. The caller calls it once this access is over:

@@ -1,3 +1,5 @@
+import Synchronization
+
 /// Work that was scheduled and may still be called off.
 public protocol ScheduledWork: AnyObject {
     /// Calls the work off; does nothing when it already ran.
@@ -38,12 +40,32 @@ extension Scheduler {
 }
 
 extension Scheduler {
-    /// Suspends the calling task until `delay` has passed on this scheduler's clock.
+    /// Suspends the calling task until `delay` has passed on this scheduler's clock, or until
+    /// the scheduler drops the timer unrun (an event loop that stops): the task is resumed
+    /// exactly once either way.
     public func sleep(for delay: Duration) async {
         await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
-            execute { schedule(after: delay) { continuation.resume() } }
+            let sleeper = ResumedOnce(continuation, ifDropped: ())
+            execute { schedule(after: delay) { sleeper.resume(with: ()) } }
         }
     }
+}
+
+/// A waiting task's continuation, resumed by the work that holds it or, when the executor
+/// drops that work without running it (an event loop that stops), with `ifDropped` once the
+/// last reference goes away: exactly once either way.
+private final class ResumedOnce<Value: Sendable>: Sendable {
+    private let continuation: Mutex<CheckedContinuation<Value, Never>?>
+    private let ifDropped: Value
+
+    init(_ continuation: CheckedContinuation<Value, Never>, ifDropped: Value) {
+        self.continuation = Mutex(continuation)
+        self.ifDropped = ifDropped
+    }
+
+    func resume(with value: Value) { continuation.withLock { $0.take() }?.resume(returning: value) }
+
+    deinit { resume(with: ifDropped) }
 }
 
 extension Executor {
@@ -52,6 +74,15 @@ extension Executor {
     public func submit<Result: Sendable>(_ body: @escaping () -> Result) async -> Result {
         await withCheckedContinuation { (continuation: CheckedContinuation<Result, Never>) in
             execute { continuation.resume(returning: body()) }
+        }
+    }
+
+    /// Like `submit(_:)`, on an executor that may stop and drop the work unrun (an event loop
+    /// shutting down): the task then gets `ifDropped`, instead of waiting for ever.
+    public func submit<Result: Sendable>(ifDropped: Result, _ body: @escaping () -> Result) async -> Result {
+        await withCheckedContinuation { (continuation: CheckedContinuation<Result, Never>) in
+            let waiter = ResumedOnce(continuation, ifDropped: ifDropped)
+            execute { waiter.resume(with: body()) }
         }
     }
 }

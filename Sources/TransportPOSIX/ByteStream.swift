@@ -41,11 +41,17 @@ public protocol ByteStream: AnyObject {
     func pauseReading()
     /// Reads again after `pauseReading()`.
     func resumeReading()
-    /// Calls `handler` (later, on the stream's executor) each time the outbox empties.
-    func whenDrained(_ handler: (() -> Void)?)
+    /// Calls `handler` (later, on the stream's executor) each time the outbox empties, and
+    /// each time a write takes it from over `mark` bytes to `mark` or fewer (a low-water mark:
+    /// a producer that waits for the outbox to fall under a limit need not wait for it to
+    /// empty). With `mark` 0: only when it empties.
+    func whenDrained(toAtMost mark: Int, _ handler: (() -> Void)?)
 }
 
 extension ByteStream {
+    /// Calls `handler` (later, on the stream's executor) each time the outbox empties.
+    public func whenDrained(_ handler: (() -> Void)?) { whenDrained(toAtMost: 0, handler) }
+
     /// Plain streams (TCP, in-memory) have no secure session.
     public var secureSession: SecureSession? { nil }
     /// Plain streams judge no keys.

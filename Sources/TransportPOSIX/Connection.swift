@@ -70,6 +70,8 @@ public final class Connection: EventLoopSelectable {
     private var onBytes: ([UInt8]) -> Void = { _ in }
     private var onClose: (CloseReason) -> Void = { _ in }
     private var onDrained: (() -> Void)?
+    /// `onDrained` is also called when a write takes the outbox to this many bytes or fewer.
+    private var drainMark = 0
 
     /// Takes over `socket`; nothing happens on the loop until the first call there.
     public init(socket: Socket, peer: SocketEndpoint?, loop: EventLoop, outboxLimit: Int = 4 << 20) {
@@ -100,9 +102,11 @@ public final class Connection: EventLoopSelectable {
 
     /// Calls `handler` each time the outbox empties, so a producer (e.g. a file being sent)
     /// can queue more without the outbox growing: the flow control for bulk data.
-    public func whenDrained(_ handler: (() -> Void)?) {
+    /// Also when a write takes the outbox from over `mark` bytes to `mark` or fewer.
+    public func whenDrained(toAtMost mark: Int, _ handler: (() -> Void)?) {
         loop.assertInEventLoop()
         onDrained = handler
+        drainMark = max(0, mark)
     }
 
     /// Queues bytes for sending: large ones are written at once, small ones gathered and
@@ -250,9 +254,14 @@ public final class Connection: EventLoopSelectable {
     }
 
     private func flush() {
+        let before = bufferedByteCount
         guard !isClosed, writeQueued() else { return }
         updateInterest()
-        guard bufferedByteCount == 0 else { return }
+        guard bufferedByteCount == 0 else {
+            // Fell to the low-water mark without emptying: a waiting producer may go on.
+            guard !isFinishing, onDrained != nil, before > drainMark, bufferedByteCount <= drainMark else { return }
+            return loop.execute { [self] in if !isClosed { onDrained?() } }
+        }
         if isFinishing {
             shutDownSending()
         } else if onDrained != nil {

@@ -21,7 +21,7 @@ enum BrowseOutput {
             line += " at \(resolved.hostTarget):\(resolved.port)"
             line += " [" + endpoints.map(\.addressWithScope).joined(separator: ", ") + "]"
             let items = txtItems(resolved.txtBytes)
-            if !items.isEmpty { line += " txt: " + items.map { "\"\(String(decoding: $0, as: UTF8.self))\"" }.joined(separator: " ") }
+            if !items.isEmpty { line += " txt: " + items.map { quoted(String(decoding: $0, as: UTF8.self)) }.joined(separator: " ") }
         }
         switch answering {
         case .success?: line += " [answering]"

@@ -140,8 +140,11 @@ struct SvcConnect {
             guard undelivered == 0 else {
                 throw ToolFailure(byUser ? .interrupted : .ioError, "\(what); \(notDelivered), listed above")
             }
-            if !byUser { Console.note("\(what); everything sent was delivered"); return .success }
-            throw ToolFailure(.interrupted, "\(what); everything sent was delivered")
+            // Only a room that acknowledges text confirmed it; an older one was only handed it.
+            let delivered = await client.roomConfirmsText ? "everything sent was delivered"
+                : "everything sent was handed to the room, which does not confirm what it received"
+            if !byUser { Console.note("\(what); \(delivered)"); return .success }
+            throw ToolFailure(.interrupted, "\(what); \(delivered)")
         }
     }
 

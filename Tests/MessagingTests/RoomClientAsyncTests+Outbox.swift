@@ -93,3 +93,21 @@ extension RoomClientAsyncTests {
         XCTAssertEqual(outcome, .interrupted)
     }
 }
+
+/// Whether "delivered" means confirmed (review attacks16, finding 1: svc-connect said
+/// "everything sent was delivered" for lines a room that does not acknowledge never read).
+extension RoomClientAsyncTests {
+    func testOnlyARoomThatAcknowledgesTextConfirmsIt() async throws {
+        let old = makeClient()
+        _ = try await joinSilentServer(old)
+        let confirmsOld = await old.roomConfirmsText
+        XCTAssertFalse(confirmsOld)
+        old.stop()
+        opened.withLock { $0.removeAll() }
+        let current = makeClient()
+        _ = try await join(current)
+        let confirmsCurrent = await current.roomConfirmsText
+        XCTAssertTrue(confirmsCurrent)
+        current.stop()
+    }
+}

@@ -22,9 +22,9 @@ final class RoomClientUnacknowledgedTests: XCTestCase {
 
     /// A client that reconnects after 1 s and 2 s (two attempts), with a confirmation timeout
     /// of 2 s and a heartbeat far longer, so only the missing acknowledgements end a connection.
-    func makeClient() -> RoomClient {
+    func makeClient(maximumBytesInFlight: Int = 100) -> RoomClient {
         var options = RoomClient.Options(instance: ServiceInstance(name: "room", type: .p2pipp, domain: .local), name: "alice")
-        options.maximumBytesInFlight = 100
+        options.maximumBytesInFlight = maximumBytesInFlight
         options.confirmationTimeout = .seconds(2)
         options.heartbeatInterval = .seconds(60)
         options.backoffInitial = .seconds(1)
@@ -51,13 +51,13 @@ final class RoomClientUnacknowledgedTests: XCTestCase {
     }
 
     /// Answers connection `index` as a room that acknowledges text (it may choose not to).
-    func join(_ client: RoomClient, connection index: Int) async throws -> RawPeer {
+    func join(_ client: RoomClient, connection index: Int, capabilities: Message.Capabilities = .all) async throws -> RawPeer {
         let joining = index == 0 ? Task { try await client.connect() } : nil
         try await pump("connection \(index)", step: .milliseconds(250)) { opened.withLock { $0.count > index } }
         let server = queue.sync { RawPeer(opened.withLock { $0[index] }) }
         try await pump("HELLO") { server.messages.contains { if case .hello = $0 { true } else { false } } }
         queue.sync {
-            server.send(.hello(.init(capabilities: .all, name: "room")))
+            server.send(.hello(.init(capabilities: capabilities, name: "room")))
             server.send(.welcome(name: "alice"))
             scheduler.run()
         }

@@ -273,3 +273,30 @@ extension Result where Failure == any Error {
         do { self = .success(try await body()) } catch { self = .failure(error) }
     }
 }
+
+/// A waiting line wakes when the member's outbox falls back to the mark, not only when it
+/// empties (review attacks16, finding 3): a member that reads slowly and stays under the mark
+/// does not hold every line for the whole `slowMemberTimeout`.
+extension RoomServerSendTests {
+    func testALineWaitingForAMemberGoesOnceItsOutboxFallsBackToTheMarkWithoutEmptying() async throws {
+        let room = makeRoom()
+        _ = try await join(room, as: "alice", port: 50011)
+        let bob = try await join(room, as: "bob", port: 50012)
+        queue.sync { bob.stream.pauseReading() }
+        let sent = Locked(0)
+        let sending = sendLines(room, count: 40, sent: sent)
+        try await pump("bob's outbox to pass its mark") { outbox(room, "bob") > RoomServer.outboxMark }
+        try await settle()
+        let waiting = sent.withLock { $0 }
+        XCTAssertLessThan(waiting, 40, "a line waits while bob's outbox is over its mark")
+        // Bob reads a little: back under the mark, with much still waiting. The clock stands
+        // still, so only the outbox falling to the mark can let the line go.
+        queue.sync {
+            bob.stream.readBudget = outbox(room, "bob") - RoomServer.outboxMark + (256 << 10)
+            bob.stream.resumeReading()
+        }
+        try await pump("the waiting line to go") { sent.withLock { $0 } > waiting }
+        queue.sync { XCTAssertGreaterThan(outbox(room, "bob"), 0, "bob's outbox did not empty") }
+        sending.cancel()
+    }
+}

@@ -1,0 +1,69 @@
+import Dispatch
+@testable import Messaging
+import MessagingCore
+import MessagingTesting
+import TransportCore
+import XCTest
+
+/// A hostile room that holds the producer by other means than acknowledging nothing (review
+/// attacks16, finding 1): an `ACK` beyond anything sent is a protocol violation that ends the
+/// connection, and a room with nothing left to acknowledge (it does not acknowledge text, or
+/// claimed everything) whose outbox does not move while sends wait is dropped as stalled.
+extension RoomClientUnacknowledgedTests {
+    func testAnAcknowledgementOfTextNeverSentIsRefusedAndTheConnectionHandledAsLost() async throws {
+        let client = makeClient()
+        let server = try await join(client, connection: 0)
+        try await withTimeout("the send") { try await client.send(.say(Self.first)) }
+        try await pump("the line") { texts(server) == [Self.first] }
+        queue.sync { _ = server.send(.acknowledged(through: UInt64.max)) }
+        let what = "ACK through \(UInt64.max) acknowledges text never sent (the next line is number 1)"
+        try await pump("the drop within 1 s", step: .milliseconds(100)) { server.closeReason != nil }
+        try await pump("the disconnection") { disconnections() == ["the room broke the protocol: " + what] }
+        XCTAssertTrue(queue.sync { server.messages.contains { if case .error(5, what) = $0 { true } else { false } } },
+                      "the room is told what it did wrong")
+        // The line was not confirmed: the next connection gets it again, under its number.
+        let again = try await join(client, connection: 1)
+        try await pump("the line sent again") { texts(again) == [Self.first] }
+        client.stop()
+    }
+
+    /// Joins a room that does not acknowledge text and stops reading, and sends 32 KiB lines
+    /// from a task until they wait for the outbox, watched.
+    func fillTheOutboxOfARoomThatDoesNotAcknowledge() async throws -> (RoomClient, RawPeer, Task<Void, any Error>) {
+        let client = makeClient(maximumBytesInFlight: 8 << 20)
+        let server = try await join(client, connection: 0, capabilities: [])
+        queue.sync { server.stream.pauseReading() }
+        let line = String(repeating: "x", count: 32 << 10)
+        let sending = Task { for index in 0..<100 { try await client.send(.say("\(index) " + line)) } }
+        try await pump("the outbox to pass its mark") { (client.link?.connection.bufferedByteCount ?? 0) > RoomClient.outboxMark }
+        try await pump("the watch on the waiting send") { client.acknowledgementWatch != nil }
+        return (client, server, sending)
+    }
+
+    func testARoomThatDoesNotAcknowledgeAndReadsNothingWhileSendsWaitIsDroppedAsStalled() async throws {
+        let (client, server, sending) = try await fillTheOutboxOfARoomThatDoesNotAcknowledge()
+        // Nothing to acknowledge and the outbox does not move: dropped at the confirmation timeout.
+        try await pump("1.9 s") { scheduler.advance(by: .milliseconds(1900)); return true }
+        XCTAssertTrue(queue.sync { server.closeReason == nil }, "the room still had time")
+        try await pump("the drop", step: .milliseconds(50)) { server.closeReason != nil }
+        try await pump("the disconnection") { disconnections() == ["the room read none of the text waiting to be sent for 2 s"] }
+        sending.cancel()
+        client.stop()
+    }
+
+    func testARoomThatDoesNotAcknowledgeButReadsSlowlyKeepsItsConnection() async throws {
+        let (client, server, sending) = try await fillTheOutboxOfARoomThatDoesNotAcknowledge()
+        // The room reads a little in each 2 s: the outbox moves, so the connection stays.
+        for _ in 0..<3 {
+            try await pump("1.5 s") { scheduler.advance(by: .milliseconds(1500)); return true }
+            queue.sync { server.stream.resumeReading() }
+            try await pump("some reading") { scheduler.run(); return true }
+            queue.sync { server.stream.pauseReading() }
+            try await pump("0.6 s") { scheduler.advance(by: .milliseconds(600)); return true }
+        }
+        XCTAssertTrue(queue.sync { server.closeReason == nil }, "a room that reads keeps its connection")
+        XCTAssertEqual(disconnections(), [])
+        sending.cancel()
+        client.stop()
+    }
+}
