@@ -31,9 +31,9 @@ enum BrowseOutput {
         return line
     }
 
-    /// An instance name between double quotes, its `"` and `\` escaped with a backslash: a
-    /// name from the network cannot close the quotes early and pass the rest of the line off
-    /// as another type, domain or interface.
+    /// An instance name or TXT item between double quotes, its `"` and `\` escaped with a
+    /// backslash: text from the network cannot close the quotes early and pass the rest of the
+    /// line off as another item, type, domain or interface.
     static func quoted(_ name: String) -> String {
         var text = "\""
         for character in name.unicodeScalars {

@@ -200,7 +200,7 @@ struct ZoneWatch {
             if let resolved {
                 text += " at \(resolved.host):\(resolved.port) [" + resolved.addresses.map(\.description).joined(separator: ", ") + "]"
                 let items = resolved.txt.filter { !$0.isEmpty }
-                if !items.isEmpty { text += " txt: " + items.map { "\"\(String(decoding: $0, as: UTF8.self))\"" }.joined(separator: " ") }
+                if !items.isEmpty { text += " txt: " + items.map { BrowseOutput.quoted(String(decoding: $0, as: UTF8.self)) }.joined(separator: " ") }
             }
             return text
         }
