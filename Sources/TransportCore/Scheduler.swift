@@ -45,27 +45,28 @@ extension Scheduler {
     /// exactly once either way.
     public func sleep(for delay: Duration) async {
         await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
-            let sleeper = ResumedOnce(continuation, ifDropped: ())
-            execute { schedule(after: delay) { sleeper.resume(with: ()) } }
+            let sleeper = ResumeOnce(continuation, ifDropped: ())
+            execute { schedule(after: delay) { sleeper.resume(()) } }
         }
     }
 }
 
-/// A waiting task's continuation, resumed by the work that holds it or, when the executor
-/// drops that work without running it (an event loop that stops), with `ifDropped` once the
-/// last reference goes away: exactly once either way.
-private final class ResumedOnce<Value: Sendable>: Sendable {
+/// A waiting task's continuation, resumed the first time only: by whoever calls `resume`
+/// first or, when every holder lets it go unresumed (an executor that drops the work holding
+/// it, as an event loop that stops does), with `ifDropped`.
+public final class ResumeOnce<Value: Sendable>: Sendable {
     private let continuation: Mutex<CheckedContinuation<Value, Never>?>
     private let ifDropped: Value
 
-    init(_ continuation: CheckedContinuation<Value, Never>, ifDropped: Value) {
+    public init(_ continuation: CheckedContinuation<Value, Never>, ifDropped: Value) {
         self.continuation = Mutex(continuation)
         self.ifDropped = ifDropped
     }
 
-    func resume(with value: Value) { continuation.withLock { $0.take() }?.resume(returning: value) }
+    /// Resumes the task with `value`, unless it was resumed already.
+    public func resume(_ value: Value) { continuation.withLock { $0.take() }?.resume(returning: value) }
 
-    deinit { resume(with: ifDropped) }
+    deinit { resume(ifDropped) }
 }
 
 extension Executor {
@@ -81,8 +82,8 @@ extension Executor {
     /// shutting down): the task then gets `ifDropped`, instead of waiting for ever.
     public func submit<Result: Sendable>(ifDropped: Result, _ body: @escaping () -> Result) async -> Result {
         await withCheckedContinuation { (continuation: CheckedContinuation<Result, Never>) in
-            let waiter = ResumedOnce(continuation, ifDropped: ifDropped)
-            execute { waiter.resume(with: body()) }
+            let waiter = ResumeOnce(continuation, ifDropped: ifDropped)
+            execute { waiter.resume(body()) }
         }
     }
 }

@@ -7,6 +7,7 @@ import Messaging
 import MessagingCore
 import SecureTransport
 import Synchronization
+import TransportCore
 import TransportPOSIX
 import struct UnicastDNSSD.UnicastDNSSDError
 
@@ -179,7 +180,7 @@ struct SvcPublish {
         /// Renews a unicast registration while the room runs; stopped before the withdrawal.
         let refresher = Mutex<Task<Void, Never>?>(nil)
         let failure = await withCheckedContinuation { (stopped: CheckedContinuation<DNSSDError?, Never>) in
-            let once = ResumeOnce(stopped)
+            let once = ResumeOnce(stopped, ifDropped: nil)
             quit.withLock { $0 = once }
             interruption.onSignal { once.resume(nil) }
             if let wideArea {
@@ -292,15 +293,3 @@ private let tlsRequired = "this room requires TLS 1.3 (protocol version 2); upda
 
 /// How to close the room, for `/help`.
 private let leaving = "to close the room: /quit or Ctrl-C (members are told and wait for it to come back); end of input (Ctrl-D) does not close it"
-
-/// Resumes a continuation the first time only.
-private final class ResumeOnce<Value: Sendable>: Sendable {
-    private let continuation: Mutex<CheckedContinuation<Value, Never>?>
-    init(_ continuation: CheckedContinuation<Value, Never>) { self.continuation = Mutex(continuation) }
-    func resume(_ value: Value) {
-        continuation.withLock { pending in
-            pending?.resume(returning: value)
-            pending = nil
-        }
-    }
-}
