@@ -186,16 +186,6 @@ extension FileTransferTests {
         return sender
     }
 
-    /// Whether `condition` became true within 10 s.
-    func eventually(_ condition: () -> Bool) -> Bool {
-        let deadline = Date().addingTimeInterval(10)
-        while !condition() {
-            guard Date() < deadline else { return false }
-            usleep(50_000)
-        }
-        return true
-    }
-
     /// Waits until `.partial` holds exactly `expected` (files left by ended transfers go when
     /// their link's last disk work is done).
     func waitForPartials(_ inbox: String, toBe expected: [String]) -> [String] {

@@ -149,15 +149,6 @@ final class SecureRoomTests: SecureRoomTestCase {
         stop(publisher)
     }
 
-    /// Whether `condition` became true within `seconds`.
-    func eventually(within seconds: TimeInterval = 10, _ condition: () -> Bool) -> Bool {
-        let deadline = Date().addingTimeInterval(seconds)
-        while !condition() {
-            guard Date() < deadline else { return false }
-            usleep(50_000)
-        }
-        return true
-    }
 }
 
 /// Points 6 and 8: hostile clients, a relay and name theft, from host c, with a well-behaved

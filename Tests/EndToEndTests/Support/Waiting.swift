@@ -12,4 +12,14 @@ extension XCTestCase {
         }
         return process.stderr.first(where: predicate)
     }
+
+    /// Whether `condition` became true within `seconds`.
+    func eventually(within seconds: TimeInterval = 10, _ condition: () -> Bool) -> Bool {
+        let deadline = Date().addingTimeInterval(seconds)
+        while !condition() {
+            guard Date() < deadline else { return false }
+            usleep(50_000)
+        }
+        return true
+    }
 }
