@@ -52,6 +52,7 @@ private final class AddressContext: @unchecked Sendable {
     }
 
     func reply(code: DNSServiceErrorType, isAdd: Bool, interfaceIndex: UInt32, type: UInt16, rdata: [UInt8]) {
+        assertOnDNSSDQueue()
         guard !oneShot.isFinished else { return }
         guard code == kDNSServiceErr_NoError else {
             answeredTypes.insert(type)

@@ -74,6 +74,7 @@ final class BrowseCore<Item: Hashable & Sendable & CustomStringConvertible>: @un
     }
 
     private func start() throws(DNSSDError) {
+        assertOnDNSSDQueue()
         // First, so that its D-Bus connection is made while the dns_sd browse makes its own.
         if request.usesDaemonAllForNow && !sentComplete && daemonBrowser == nil && gate.isUsable {
             daemonBrowser = DaemonBrowser.start(regtype: request.regtype, domain: request.domain.name,
@@ -97,6 +98,7 @@ final class BrowseCore<Item: Hashable & Sendable & CustomStringConvertible>: @un
     }
 
     private func daemonReported(_ report: DaemonBrowserReport) {
+        assertOnDNSSDQueue()
         guard !isCancelled, !sentComplete else { return }
         switch report {
         case .found(let name, let interfaceIndex, let added):
@@ -123,6 +125,7 @@ final class BrowseCore<Item: Hashable & Sendable & CustomStringConvertible>: @un
     }
 
     private func received(_ reply: BrowseReply) {
+        assertOnDNSSDQueue()
         guard !isCancelled else { return }
         guard reply.code == kDNSServiceErr_NoError, let name = reply.name else {
             let error = DNSSDError.daemon(reply.code, while: request.operation, bus: SystemBus.probe())
@@ -159,6 +162,7 @@ final class BrowseCore<Item: Hashable & Sendable & CustomStringConvertible>: @un
     }
 
     private func quietPeriodEnded() {
+        assertOnDNSSDQueue()
         quietTimer?.cancel()
         quietTimer = nil
         guard !isLost else { return }
@@ -171,6 +175,7 @@ final class BrowseCore<Item: Hashable & Sendable & CustomStringConvertible>: @un
     }
 
     private func lost(_ error: DNSSDError) {
+        assertOnDNSSDQueue()
         ref?.cancel()
         ref = nil
         quietTimer?.cancel()
@@ -203,6 +208,7 @@ final class BrowseCore<Item: Hashable & Sendable & CustomStringConvertible>: @un
     }
 
     private func cancel() {
+        assertOnDNSSDQueue()
         guard !isCancelled else { return }
         isCancelled = true
         quietTimer?.cancel()

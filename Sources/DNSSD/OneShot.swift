@@ -15,11 +15,13 @@ final class OneShot<Value: Sendable>: @unchecked Sendable {
 
     /// Keeps `ref` alive until the operation ends, then cancels it.
     func own(_ ref: ServiceRef) {
+        assertOnDNSSDQueue()
         if isFinished { ref.cancel() } else { refs.append(ref) }
     }
 
     /// Ends the operation once; later calls are ignored.
     func finish(_ result: Result<Value, any Error>) {
+        assertOnDNSSDQueue()
         guard !isFinished else { return }
         isFinished = true
         timer?.cancel()
@@ -34,6 +36,7 @@ final class OneShot<Value: Sendable>: @unchecked Sendable {
     }
 
     fileprivate func begin(_ continuation: CheckedContinuation<Value, any Error>, timeout: Duration, onTimeout: @escaping () -> any Error) {
+        assertOnDNSSDQueue()
         if let early {
             continuation.resume(with: early)
             return

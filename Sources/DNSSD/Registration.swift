@@ -135,6 +135,7 @@ final class RegistrationCore: @unchecked Sendable {
     }
 
     func start(confirming oneShot: OneShot<String>) throws {
+        assertOnDNSSDQueue()
         confirmation = oneShot
         do throws(DNSSDError) {
             try createRef()
@@ -160,6 +161,7 @@ final class RegistrationCore: @unchecked Sendable {
     }
 
     private func reply(code: DNSServiceErrorType, name: String?) {
+        assertOnDNSSDQueue()
         guard !isCancelled else { return }
         guard code == kDNSServiceErr_NoError, let name else {
             let error = DNSSDError.daemon(code, while: operation, bus: SystemBus.probe())
@@ -254,6 +256,7 @@ final class RegistrationCore: @unchecked Sendable {
     }
 
     func updateTXT(_ txt: TXTRecord) throws(DNSSDError) {
+        assertOnDNSSDQueue()
         txtBytes = txt.encoded()
         guard let ref, !isLost else { return } // used when the registration is re-created
         let code = ref.updatePrimaryTXT(txtBytes)
@@ -264,6 +267,7 @@ final class RegistrationCore: @unchecked Sendable {
 
     /// Withdraws the service; `completion` runs once the daemon has been told.
     func cancel(then completion: @escaping () -> Void = {}) {
+        assertOnDNSSDQueue()
         if let ref {
             ref.cancel(then: completion)
         } else {

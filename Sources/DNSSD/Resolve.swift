@@ -67,6 +67,7 @@ private final class ResolveContext: @unchecked Sendable {
     }
 
     func reply(code: DNSServiceErrorType, interfaceIndex: UInt32, hostTarget: UnsafePointer<CChar>?, port: UInt16, txt: [UInt8]) {
+        assertOnDNSSDQueue()
         guard code == kDNSServiceErr_NoError, let hostTarget else {
             oneShot.finish(.failure(DNSSDError.daemon(code, while: operation, bus: SystemBus.probe())))
             return

@@ -174,12 +174,14 @@ final class FileRelay {
     /// its files are tagged by for their recipients, instead of its host: another key on the
     /// same host cannot resume or cut short its partial files.
     func joined(_ member: Int, link: PeerLink, name: String, host: String, key: String?, capabilities: Message.Capabilities) {
+        scheduler.assertOnExecutor()
         endpoints[member] = Endpoint(link: link, name: name, host: host, hostTag: tag(host: key.map { "key " + $0 } ?? host),
                                      acceptsRelayed: capabilities.contains(.relayedFiles))
     }
 
     /// A member left: the other side of each of its transfers is told, and the transfer forgotten.
     func left(_ member: Int) {
+        scheduler.assertOnExecutor()
         guard let endpoint = endpoints[member] else { return }
         var recipients: Set<Int> = []
         for transfer in bySender.values where transfer.sender == member {
@@ -200,6 +202,7 @@ final class FileRelay {
     /// A `FILE_OFFER_TO` from `member` for the member `recipient` (nil: nobody of that name).
     /// `otherTransfers` are the sender's files to the server's inbox, which count as well.
     func offer(_ offer: Message.FileOffer, from member: Int, to recipient: Int?, named name: String, otherTransfers: Int) {
+        scheduler.assertOnExecutor()
         guard let sender = endpoints[member] else { return }
         func refuse(_ reason: String) {
             sender.link.send(.fileResult(id: offer.id, status: .refused, message: reason))
@@ -294,6 +297,7 @@ final class FileRelay {
     /// Handles a file frame from `member` that belongs to a relayed transfer; returns false
     /// for every other frame (the member's own files, to the server).
     func handle(_ message: Message, from member: Int) -> Bool {
+        scheduler.assertOnExecutor()
         switch message {
         case .fileAccept(let id, let offset):
             guard let transfer = byRecipient[Slot(member: member, id: id)] else { return wasRelayed(id, sending: false, by: member) }

@@ -7,7 +7,7 @@ import TransportCore
 extension FileTransfers {
     /// One file arriving. The inbox admitted it (it counts there until released); its partial
     /// file's descriptor is used and closed on `disk` only.
-    final class Incoming: @unchecked Sendable {
+    final class Incoming {
         /// `hashing`: the resumed prefix is being hashed, no `FILE_ACCEPT` sent yet, so no data
         /// may come; `receiving`: accepted; `finishing`: `FILE_END` came, the result is on its way.
         enum State { case hashing, receiving, finishing }

@@ -25,7 +25,7 @@ import Synchronization
 /// resumed prefix is hashed through a duplicate descriptor that `resumeHashing` closes.
 ///
 /// - Important: every method runs on the link's queue.
-public final class FileTransfers: @unchecked Sendable {
+public final class FileTransfers {
     /// What happened to a file, for the tool to print.
     public enum Event: Sendable {
         /// A file is coming (its name as the inbox would store it), from `resumingAt` on.
@@ -118,7 +118,7 @@ public final class FileTransfers: @unchecked Sendable {
     private var buffer: [UInt8] = []
 
     /// Used on the link's queue, except `fd` and `cancelled`, which `reading` also reads.
-    private final class Outgoing: @unchecked Sendable {
+    private final class Outgoing {
         /// `ended`: all data and `FILE_END` went out; only the result may come. `confirming`:
         /// answered stored at once, the file is hashed to compare with the receiver's digest;
         /// nothing more may come.
@@ -186,6 +186,7 @@ public final class FileTransfers: @unchecked Sendable {
     /// - Parameter to: another member of the room, for the server to relay the file to
     ///   (`FILE_OFFER_TO`; only to a server with `.relayedFiles`), or nil for the peer itself.
     public func send(path: String, to: String? = nil, completion: @escaping (Result<SentFile, FileError>) -> Void) {
+        link.scheduler.assertOnExecutor()
         let transfer = Outgoing(path: path, to: to, completion: completion)
         outgoing.append(transfer)
         if outgoing.count == 1 { offer(transfer) }
@@ -360,6 +361,7 @@ public final class FileTransfers: @unchecked Sendable {
 
     /// Handles a file frame; returns false for other messages.
     public func handle(_ message: Message) -> Bool {
+        link.scheduler.assertOnExecutor()
         switch message {
         case .fileOffer(let offer): received(offer)
         case .fileOfferFrom(let offer, let from, let host): received(offer, from: from, host: host)
@@ -432,6 +434,7 @@ public final class FileTransfers: @unchecked Sendable {
 
     /// The link ended: pending sends fail, partial data is kept to be resumed.
     public func linkEnded(_ reason: PeerLink.EndReason) {
+        link.scheduler.assertOnExecutor()
         for (id, transfer) in incoming {
             dropIncoming(id, deletingData: false)
             emit(.receiveFailed(name: transfer.offer.name, reason: "\(reason); the data so far is kept, and sending the file again resumes"),

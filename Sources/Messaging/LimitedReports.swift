@@ -7,7 +7,7 @@ import TransportCore
 ///
 /// - Important: used on `scheduler`'s executor only; `summarise` runs there too. It should not
 ///   capture the owner of this object (a cycle through the scheduler).
-public final class LimitedReports: @unchecked Sendable {
+public final class LimitedReports {
     private var limiter: ReportLimiter
     private let scheduler: any Scheduler
     private let summarise: (Int) -> Void
@@ -20,6 +20,7 @@ public final class LimitedReports: @unchecked Sendable {
 
     /// Whether to report this occurrence now.
     public func admit() -> Bool {
+        scheduler.assertOnExecutor()
         let hadSummaryDue = limiter.summaryDue != nil
         if limiter.admit(at: scheduler.now) { return true }
         if !hadSummaryDue, let due = limiter.summaryDue {

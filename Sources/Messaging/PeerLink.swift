@@ -9,7 +9,7 @@ import TransportPOSIX
 ///
 /// - Important: every method runs on the scheduler's executor (for a `Connection`, its
 ///   queue), and so do the handlers. The link keeps itself alive until it ends.
-public final class PeerLink: @unchecked Sendable {
+public final class PeerLink {
     /// Why a link ended.
     public enum EndReason: Sendable, Hashable, CustomStringConvertible {
         /// The transport closed or failed.
@@ -141,6 +141,7 @@ public final class PeerLink: @unchecked Sendable {
     /// Starts reading. `onMessage` gets every message except `PING`/`PONG`; `onEnd` is
     /// called once.
     public func start(onMessage: @escaping (Message) -> Void, onEnd: @escaping (EndReason) -> Void) {
+        scheduler.assertOnExecutor()
         self.onMessage = onMessage
         self.onEnd = onEnd
         connection.start(onBytes: { [self] bytes in received(bytes) }, onClose: { [self] reason in ended(reason) })
@@ -164,6 +165,7 @@ public final class PeerLink: @unchecked Sendable {
     /// Sends a message. Returns false when the connection cannot take it.
     @discardableResult
     public func send(_ message: Message) -> Bool {
+        scheduler.assertOnExecutor()
         // One small buffer serves every message: no allocation per frame sent.
         if sendBuffer.capacity > 4096 { sendBuffer = [] } else { sendBuffer.removeAll(keepingCapacity: true) }
         if case .hello(let hello) = message, sentCapabilities == nil { sentCapabilities = hello.capabilities }
@@ -174,12 +176,14 @@ public final class PeerLink: @unchecked Sendable {
     /// Sends a `FILE_CHUNK` framed straight from `data`, with no intermediate copy.
     @discardableResult
     public func sendFileChunk(id: UInt32, data: UnsafeRawBufferPointer) -> Bool {
-        connection.send(Message.fileChunkHeader(id: id, dataCount: data.count)) && connection.send(data)
+        scheduler.assertOnExecutor()
+        return connection.send(Message.fileChunkHeader(id: id, dataCount: data.count)) && connection.send(data)
     }
 
     /// The peer finished its handshake; only heartbeats apply from now on, and frames may be
     /// as large as the protocol allows.
     public func handshakeCompleted() {
+        scheduler.assertOnExecutor()
         liveness.handshakeCompleted()
         decoder.maximumPayload = Frame.maximumPayload
         awaitingHandshake = false
@@ -188,12 +192,14 @@ public final class PeerLink: @unchecked Sendable {
     /// Stops reading for `reason` until `releaseReading(reason)`; reading goes on once no
     /// reason is left (each holder releases only its own).
     public func holdReading(_ reason: ReadHold) {
+        scheduler.assertOnExecutor()
         if readingHeld.isEmpty { connection.pauseReading() }
         readingHeld.insert(reason)
     }
 
     /// Ends a `holdReading(reason)`. Frames a hold left undecoded are handled in a later turn.
     public func releaseReading(_ reason: ReadHold) {
+        scheduler.assertOnExecutor()
         guard readingHeld.remove(reason), readingHeld.isEmpty else { return }
         connection.resumeReading()
         if framesWaiting {
@@ -211,6 +217,7 @@ public final class PeerLink: @unchecked Sendable {
     /// Calls `handler` each time the outbox empties or falls back to `outboxMark`, until it is
     /// set to nil; each waiter has its own handler (the connection has one).
     public func whenDrained(_ waiter: DrainWaiter, _ handler: (() -> Void)?) {
+        scheduler.assertOnExecutor()
         drainHandlers[waiter] = handler
         guard !drainHandlers.isEmpty else { return connection.whenDrained(nil) }
         connection.whenDrained(toAtMost: Self.outboxMark) { [weak self] in
@@ -223,6 +230,7 @@ public final class PeerLink: @unchecked Sendable {
     /// says so: an error that leaves a link open elsewhere may be one this side cannot go on
     /// after), within 1 s even if the peer reads nothing.
     public func reject(_ error: ProtocolError, closing: Bool? = nil) {
+        scheduler.assertOnExecutor()
         guard violation == nil else { return }
         send(.error(error))
         if closing ?? error.code.closesConnection {
@@ -234,6 +242,7 @@ public final class PeerLink: @unchecked Sendable {
 
     /// Says `GOODBYE`, sends what is queued and closes.
     public func goodbye(_ reason: String) {
+        scheduler.assertOnExecutor()
         send(.goodbye(reason: reason))
         finishWithin(.seconds(2))
     }
@@ -248,6 +257,7 @@ public final class PeerLink: @unchecked Sendable {
     }
 
     private func received(_ bytes: [UInt8]) {
+        scheduler.assertOnExecutor()
         // After a violation that ends the link nothing the peer sends is read (nor buffered).
         guard violation == nil else { return }
         decoder.feed(bytes)

@@ -9,6 +9,7 @@ import RoomCodeExchange
 extension RoomClient {
     /// The server's HELLO came and we hold a room code: sends CODE_START (`Ya`).
     func startRoomCode() {
+        executor.assertOnExecutor()
         guard let link, let code = options.roomCode, let session = link.connection.secureSession, let ownKey = session.localKey else {
             return failRoomCode(ProtocolError(.codeExchange, "a room code is checked only inside TLS, and this connection is plaintext"))
         }
@@ -25,6 +26,7 @@ extension RoomClient {
 
     /// CODE_REPLY: checks the server's tag `Tb`; when right, confirms (`Ta`) and says HELLO.
     func finishRoomCode(share: [UInt8], tag: [UInt8], associatedData: [UInt8]) {
+        executor.assertOnExecutor()
         guard let link, let initiator, let session = link.connection.secureSession else {
             return failRoomCode(ProtocolError(.codeExchange, "CODE_REPLY came with no exchange under way"))
         }
@@ -49,6 +51,7 @@ extension RoomClient {
 
     /// Ends the exchange: the server is told why (an ERROR frame) and the join fails with it.
     func failRoomCode(_ error: ProtocolError) {
+        executor.assertOnExecutor()
         codeSteps.failed()
         initiator = nil
         link?.reject(error)

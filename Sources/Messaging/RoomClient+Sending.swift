@@ -81,12 +81,14 @@ extension RoomClient {
     /// Lets the waiting sends through, in order, while the outbox has room; stops watching the
     /// outbox once none waits. On the executor.
     func admitSenders() {
+        executor.assertOnExecutor()
         senders.admit(while: { _ in !isOver && !outboxIsFull }) { accept($0, reserved: true) }
         if senders.isEmpty { link?.whenDrained(.sender, nil) }
     }
 
     /// The session is over: every waiting send fails, and gives back its room. On the executor.
     func failSenders() {
+        executor.assertOnExecutor()
         for command in senders.fail({ [sessionEnded] _ in sessionEnded }) { giveBack(command) }
     }
 

@@ -319,6 +319,7 @@ public final class RoomClient: @unchecked Sendable {
 
     /// Hands an event to the consumer (`events`). On the executor.
     func onEvent(_ event: Event) {
+        executor.assertOnExecutor()
         eventBuffer.yield(event)
     }
 
@@ -342,10 +343,12 @@ public final class RoomClient: @unchecked Sendable {
     public func connect() async throws {
         let started = scheduler.now
         let connected = try await connector(options, options.timeout)
-        onEvent(.connected(to: connected.endpoint, among: connected.candidates))
         let joinTimeout = max(.milliseconds(1), started + options.timeout - scheduler.now)
         try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
             executor.execute { [self] in
+                // On the executor, as every event (before, this ran on the calling task's
+                // thread: a race with the loop that the executor assertion found).
+                onEvent(.connected(to: connected.endpoint, among: connected.candidates))
                 guard !isOver else {
                     // Started only to be closed: that releases the socket and its sources.
                     connected.stream.start(onBytes: { _ in }, onClose: { _ in })
@@ -407,6 +410,7 @@ public final class RoomClient: @unchecked Sendable {
     /// - Parameter reserved: its room in the window is taken; without it, a full queue
     ///   reports it as not sent.
     func accept(_ command: RoomCommand, reserved: Bool) {
+        executor.assertOnExecutor()
         switch command {
         case .send(let to, let path):
             pendingFiles.append((to, path))
@@ -462,6 +466,7 @@ public final class RoomClient: @unchecked Sendable {
     /// otherwise hold the producer forever. Set again after each acknowledgement that confirmed
     /// something, and at each join; ends once no send waits. On the executor.
     func watchAcknowledgements() {
+        executor.assertOnExecutor()
         guard acknowledgementWatch == nil, !isOver, !finishing, let watched = link, joined else { return }
         let timeout = confirmationTimeout
         let progress = confirmationProgress
@@ -822,7 +827,7 @@ public final class RoomClient: @unchecked Sendable {
                 return (backoff.nextDelay(), reconnectAttempts)
             }
             guard let next else { return }
-            onEvent(.reconnecting(after: next.delay, attempt: next.attempt))
+            executor.execute { [self] in onEvent(.reconnecting(after: next.delay, attempt: next.attempt)) }
             await scheduler.sleep(for: next.delay)
             if await executor.submit(ifDropped: true, { [self] in isOver }) { return }
             do {
@@ -832,7 +837,8 @@ public final class RoomClient: @unchecked Sendable {
                 return refuseUntrusted(error)
             } catch {
                 // The daemon away while reconnecting is most often a restart: said so.
-                onEvent(.reconnectFailed((error as? DNSSDError)?.lostMessage ?? "\(error)"))
+                let failure = (error as? DNSSDError)?.lostMessage ?? "\(error)"
+                executor.execute { [self] in onEvent(.reconnectFailed(failure)) }
             }
         }
     }

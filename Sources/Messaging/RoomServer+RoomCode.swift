@@ -10,6 +10,7 @@ import TransportPOSIX
 extension RoomServer {
     /// CODE_START: answers with CODE_REPLY (`Yb`, `Tb`), or refuses an exchange that cannot run.
     func answerRoomCode(share: [UInt8], associatedData: [UInt8], from member: Member) {
+        scheduler.assertOnExecutor()
         guard let code = options.roomCode, let session = member.link.connection.secureSession, let ownKey = session.localKey else {
             member.codeSteps.failed()
             return member.link.reject(ProtocolError(.codeExchange,
@@ -61,6 +62,7 @@ extension RoomServer {
 
     /// CODE_CONFIRM: checks `Ta`; a wrong one is a failed attempt, answered `wrong-room-code`.
     func checkRoomCode(tag: [UInt8], from member: Member) {
+        scheduler.assertOnExecutor()
         guard let responder = member.responder else {
             member.codeSteps.checked(false)
             return member.link.reject(ProtocolError(.codeExchange, "CODE_CONFIRM came with no exchange under way"))
@@ -80,6 +82,7 @@ extension RoomServer {
 
     /// Reports a failed attempt (limited: a flood is counted, not printed line by line).
     func roomCodeFailed(_ member: Member, _ reason: String) {
+        scheduler.assertOnExecutor()
         if codeFailures.admit() {
             onEvent(.roomCodeFailed(peer: member.peer, key: member.link.connection.secureSession?.peerKey, reason: reason))
         }

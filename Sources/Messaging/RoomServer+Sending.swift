@@ -136,6 +136,7 @@ extension RoomServer {
     /// Performs the waiting sends, in order, while their outboxes have room; then waits for
     /// what the next one needs.
     func admitSenders() {
+        scheduler.assertOnExecutor()
         var tooSlow: [Member] = []
         senders.admit(while: { blockers(of: $0, tooSlow: &tooSlow).isEmpty }) { perform($0.command) }
         for id in senderWatches { members[id]?.link.whenDrained(.sender, nil) }
@@ -149,6 +150,7 @@ extension RoomServer {
     /// `member` is leaving: the sends waiting to reach it fail, and those that waited for its
     /// outbox go on.
     func sendersLose(_ member: Member, _ reason: PeerLink.EndReason) {
+        scheduler.assertOnExecutor()
         senderWatches.remove(member.id)
         let name = member.name ?? "the member"
         senders.fail(matching: { $0.recipient == member.id }) { pending in
@@ -159,6 +161,7 @@ extension RoomServer {
 
     /// The room is closing: every waiting send fails.
     func failSenders() {
+        scheduler.assertOnExecutor()
         senders.fail { pending in SendFailed("the room is closing: \(Self.describe(pending.command)) was not sent") }
         admitSenders()
     }

@@ -15,6 +15,7 @@ extension RoomServer {
 
     /// The event buffer filled (`full`) or the consumer took it down to half. On the scheduler.
     func consumerPressure(_ full: Bool) {
+        scheduler.assertOnExecutor()
         for member in members.values {
             if full { member.link.holdReading(.consumer) } else { member.link.releaseReading(.consumer) }
         }

@@ -246,11 +246,15 @@ public final class RoomServer: @unchecked Sendable {
 
     /// Hands an event to the consumer (`events`). On the scheduler.
     func onEvent(_ event: Event) {
+        scheduler.assertOnExecutor()
         eventBuffer.yield(event)
     }
 
     /// The server's name changed (the service was renamed).
-    public func rename(_ name: String) { options.name = name }
+    public func rename(_ name: String) {
+        scheduler.assertOnExecutor()
+        options.name = name
+    }
 
     /// Files being relayed between members now (each is bounded; see `FileRelay`).
     public var relayedTransferCount: Int { relay.count }
@@ -264,6 +268,7 @@ public final class RoomServer: @unchecked Sendable {
     /// - Parameter neighbour: for a link-local peer, its neighbour entry as read at accept
     ///   (`NeighbourTable.atAccept`), which room-code guesses are charged by; nil for others.
     public func accept(_ stream: any ByteStream, neighbour: Result<NeighbourTable.Accepted, TransportError>? = nil) {
+        scheduler.assertOnExecutor()
         let link = PeerLink(stream, scheduler: scheduler, handshakeTimeout: options.handshakeTimeout,
                             heartbeatInterval: options.heartbeatInterval)
         let host = stream.peer?.hostKey ?? "unknown"
@@ -591,6 +596,7 @@ public final class RoomServer: @unchecked Sendable {
     /// A line from the operator: text for everyone, or a command (see `RoomCommand`), done at
     /// once, however full the members' outboxes are (`send` waits for them).
     public func perform(_ command: RoomCommand) {
+        scheduler.assertOnExecutor()
         switch command {
         case .say(let text):
             guard roster.count > 0 else { return onEvent(.note("nobody is in the room; the line was not sent")) }

@@ -1,3 +1,4 @@
+import Glibc
 import Synchronization
 import TransportCore
 
@@ -33,6 +34,9 @@ public final class ManualScheduler: Scheduler, @unchecked Sendable {
     private var jobs: [() -> Void] = []
     private var timers: [Timer] = []
     private var scheduledCount = 0
+    /// The thread inside `run` or `advance` (0: none): while one drives the clock, it is the
+    /// executor, and code bound to it that runs on another thread is a bug.
+    private let driver = Atomic<UInt>(0)
 
     /// A clock that starts at the real current instant and then stands still.
     public init() { current = .now }
@@ -41,6 +45,22 @@ public final class ManualScheduler: Scheduler, @unchecked Sendable {
 
     public func execute(_ work: @escaping () -> Void) {
         lock.withLock { _ in jobs.append(work) }
+    }
+
+    /// True unless another thread is driving the clock (inside `run` or `advance`): a test
+    /// that calls the code under test directly acts as its executor.
+    public var isCurrentExecutor: Bool {
+        let thread = driver.load(ordering: .acquiring)
+        return thread == 0 || thread == pthread_self()
+    }
+
+    /// Runs `body` as the thread that drives the clock (nested calls on it are fine).
+    private func driving<Result>(_ body: () -> Result) -> Result {
+        let me = pthread_self()
+        let (took, held) = driver.compareExchange(expected: 0, desired: me, ordering: .acquiringAndReleasing)
+        precondition(took || held == me, "ManualScheduler driven from two threads at once; run and advance must be called from one thread at a time")
+        defer { if took { driver.store(0, ordering: .releasing) } }
+        return body()
     }
 
     @discardableResult
@@ -70,6 +90,10 @@ public final class ManualScheduler: Scheduler, @unchecked Sendable {
     /// transfer. Returns how many items ran.
     @discardableResult
     public func run(atMost limit: Int) -> Int {
+        driving { runJobs(atMost: limit) }
+    }
+
+    private func runJobs(atMost limit: Int) -> Int {
         var count = 0
         while count < limit {
             let next: (() -> Void)? = lock.withLock { _ in
@@ -87,15 +111,17 @@ public final class ManualScheduler: Scheduler, @unchecked Sendable {
     /// Moves the clock forward by `duration`, firing each timer at its own deadline (with the
     /// clock set to it) and running the work that follows from it.
     public func advance(by duration: Duration) {
-        let target = now + max(duration, .zero)
-        run()
-        while let timer = lock.withLock({ _ in takeTimer(dueBy: target) }) {
-            lock.withLock { _ in current = max(current, timer.deadline) }
-            timer.work()
+        driving {
+            let target = now + max(duration, .zero)
+            run()
+            while let timer = lock.withLock({ _ in takeTimer(dueBy: target) }) {
+                lock.withLock { _ in current = max(current, timer.deadline) }
+                timer.work()
+                run()
+            }
+            lock.withLock { _ in current = target }
             run()
         }
-        lock.withLock { _ in current = target }
-        run()
     }
 
     /// Removes and returns the earliest timer due by `instant` (caller holds the lock).

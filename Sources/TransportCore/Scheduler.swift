@@ -12,6 +12,20 @@ public protocol Executor: Sendable {
     ///
     /// - Important: `work` runs on the executor, so it may touch what the executor guards.
     func execute(_ work: @escaping () -> Void)
+
+    /// Whether the caller runs on this executor: what `assertOnExecutor` checks.
+    var isCurrentExecutor: Bool { get }
+}
+
+extension Executor {
+    /// Stops the program (in debug builds; nothing is evaluated in release builds) when called
+    /// off this executor: the check that a type bound to it (a connection, a link, a room)
+    /// makes on entry to its methods.
+    @inlinable
+    public func assertOnExecutor(file: StaticString = #fileID, line: UInt = #line) {
+        assert(isCurrentExecutor, "called off the executor that owns this object; hand the call over with execute { }",
+               file: file, line: line)
+    }
 }
 
 /// An executor that also keeps time and runs work at a deadline: the clock that heartbeats,

@@ -86,7 +86,7 @@ public final class Connection: EventLoopSelectable {
 
     /// Starts reading. `onBytes` gets each chunk as it arrives; `onClose` is called once.
     public func start(onBytes: @escaping ([UInt8]) -> Void, onClose: @escaping (CloseReason) -> Void) {
-        loop.assertInEventLoop()
+        loop.assertOnExecutor()
         guard !isClosed else { return }
         self.onBytes = onBytes
         self.onClose = onClose
@@ -104,7 +104,7 @@ public final class Connection: EventLoopSelectable {
     /// can queue more without the outbox growing: the flow control for bulk data.
     /// Also when a write takes the outbox from over `mark` bytes to `mark` or fewer.
     public func whenDrained(toAtMost mark: Int, _ handler: (() -> Void)?) {
-        loop.assertInEventLoop()
+        loop.assertOnExecutor()
         onDrained = handler
         drainMark = max(0, mark)
     }
@@ -121,7 +121,7 @@ public final class Connection: EventLoopSelectable {
     /// socket when the kernel takes it, so only what it does not take at once is copied.
     @discardableResult
     public func send(_ bytes: UnsafeRawBufferPointer) -> Bool {
-        loop.assertInEventLoop()
+        loop.assertOnExecutor()
         guard isOpen else { return false }
         guard bufferedByteCount + bytes.count <= outboxLimit else {
             close(.failed(TransportError("send", message: "the peer is not reading; more than \(outboxLimit) bytes are waiting")))
@@ -160,7 +160,7 @@ public final class Connection: EventLoopSelectable {
     /// Sends what is queued, then shuts down the sending side; the connection closes when
     /// the peer closes its side.
     public func finish() {
-        loop.assertInEventLoop()
+        loop.assertOnExecutor()
         guard isOpen else { return }
         isFinishing = true
         flush()
@@ -168,7 +168,7 @@ public final class Connection: EventLoopSelectable {
 
     /// Closes at once; queued bytes are dropped. `onClose` gets `.closedLocally`.
     public func close() {
-        loop.assertInEventLoop()
+        loop.assertOnExecutor()
         close(.closedLocally)
     }
 
@@ -176,14 +176,14 @@ public final class Connection: EventLoopSelectable {
     /// disk), so that received data waits in the kernel (and TCP slows the sender) instead
     /// of piling up in memory.
     public func pauseReading() {
-        loop.assertInEventLoop()
+        loop.assertOnExecutor()
         isReadingPaused = true
         updateInterest()
     }
 
     /// Reads again after `pauseReading()` (unless the peer has finished sending).
     public func resumeReading() {
-        loop.assertInEventLoop()
+        loop.assertOnExecutor()
         isReadingPaused = false
         updateInterest()
     }

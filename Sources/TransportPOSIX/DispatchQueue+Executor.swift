@@ -8,6 +8,13 @@ extension DispatchQueue: Executor {
         let work = QueueBound(work)
         async { work.value() }
     }
+
+    /// Stops the program when the caller is not on this queue (`dispatchPrecondition`), so
+    /// it is asked only inside `assert`, as `assertOnExecutor` does: debug builds only.
+    public var isCurrentExecutor: Bool {
+        dispatchPrecondition(condition: .onQueue(self))
+        return true
+    }
 }
 
 /// A closure that is only ever called on the queue it was handed to.

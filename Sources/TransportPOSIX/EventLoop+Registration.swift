@@ -27,7 +27,7 @@ extension EventLoop {
     /// - Important: on the loop only. Deregister before closing the descriptor.
     /// - Throws: `TransportError` from epoll_ctl (e.g. the user's limit of watched descriptors).
     public func register(_ fd: Int32, interest: Interest, owner: any EventLoopSelectable) throws(TransportError) -> EventLoopRegistration {
-        assertInEventLoop()
+        assertOnExecutor()
         let tag = nextTag
         nextTag += 1
         try selector.change(fd, tag: tag, from: [], to: interest)
@@ -38,7 +38,7 @@ extension EventLoop {
     /// Watches a registered descriptor for `interest` from now on (empty: for nothing).
     /// - Important: on the loop only.
     public func setInterest(_ interest: Interest, for registration: EventLoopRegistration) throws(TransportError) {
-        assertInEventLoop()
+        assertOnExecutor()
         guard let current = registrations[registration.tag], current.interest != interest else { return }
         try selector.change(current.fd, tag: registration.tag, from: current.interest, to: interest)
         registrations[registration.tag]?.interest = interest
@@ -46,7 +46,7 @@ extension EventLoop {
 
     /// What a registered descriptor is watched for now (empty once deregistered).
     public func interest(of registration: EventLoopRegistration) -> Interest {
-        assertInEventLoop()
+        assertOnExecutor()
         return registrations[registration.tag]?.interest ?? []
     }
 
@@ -54,7 +54,7 @@ extension EventLoop {
     /// after this returns. Does nothing the second time.
     /// - Important: on the loop only.
     public func deregister(_ registration: EventLoopRegistration) {
-        assertInEventLoop()
+        assertOnExecutor()
         guard let current = registrations.removeValue(forKey: registration.tag) else { return }
         // Removing a descriptor the kernel still knows cannot fail; should it, closing it removes it.
         try? selector.change(current.fd, tag: registration.tag, from: current.interest, to: [])

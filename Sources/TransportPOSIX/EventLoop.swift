@@ -13,7 +13,7 @@ import TransportCore
 /// connections write the small sends they gathered).
 ///
 /// - Important: types bound to a loop (`Connection`, `TCPListener`, the rooms) are used on
-///   its thread only and check it with `assertInEventLoop()`; other threads reach them through
+///   its thread only and check it with `assertOnExecutor()`; other threads reach them through
 ///   `execute`. `execute`, `schedule`, `inEventLoop` and `shutdown` are safe from any thread.
 ///   A loop runs until `shutdown()`; tools and tests must call it, or the thread lives on.
 public final class EventLoop: Scheduler, @unchecked Sendable {
@@ -90,12 +90,7 @@ public final class EventLoop: Scheduler, @unchecked Sendable {
         pthread_equal(pthread_self(), threadID.load(ordering: .acquiring)) != 0
     }
 
-    /// Stops the program (in debug builds) when called off this loop's thread: the check every
-    /// loop-bound type makes on entry to its methods.
-    public func assertInEventLoop(file: StaticString = #fileID, line: UInt = #line) {
-        assert(inEventLoop, "called off the event loop \(name) that owns this object; hand the call over with execute { }",
-               file: file, line: line)
-    }
+    public var isCurrentExecutor: Bool { inEventLoop }
 
     public var now: ContinuousClock.Instant { .now }
 
@@ -164,7 +159,7 @@ public final class EventLoop: Scheduler, @unchecked Sendable {
     /// and task of this iteration: for work that gathers, such as writing many small sends
     /// with one system call.
     public func executeAtEndOfIteration(_ work: @escaping () -> Void) {
-        assertInEventLoop()
+        assertOnExecutor()
         endOfIteration.append(work)
     }
 

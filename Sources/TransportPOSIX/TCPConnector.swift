@@ -85,7 +85,7 @@ private final class ConnectionRace {
     }
 
     func start(_ continuation: CheckedContinuation<(Socket, SocketEndpoint), any Error>) {
-        loop.assertInEventLoop()
+        loop.assertOnExecutor()
         guard !isDone else { continuation.resume(throwing: CancellationError()); return }
         self.continuation = continuation
         after(timeout) { [self] in

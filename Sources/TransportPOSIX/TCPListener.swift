@@ -42,9 +42,10 @@ public final class TCPListener: Sendable {
     /// Starts accepting. `handler` runs on `loop` for each new connection with the peer's
     /// address. Accept errors that concern one connection (e.g. it was reset already) are
     /// skipped; others (e.g. out of file descriptors) are passed to `onError` and accepting
-    /// pauses briefly instead of spinning.
-    public func start(on loop: EventLoop, onError: @escaping @Sendable (TransportError) -> Void = { _ in },
-                      handler: @escaping @Sendable (Socket, SocketEndpoint?) -> Void) {
+    /// pauses briefly instead of spinning. Both closures run on `loop` only, so they may use
+    /// what is bound to it.
+    public func start(on loop: EventLoop, onError: @escaping (TransportError) -> Void = { _ in },
+                      handler: @escaping (Socket, SocketEndpoint?) -> Void) {
         let acceptor = Acceptor(socket: socket, loop: loop, onError: onError, handler: handler)
         started.withLock { $0 = (loop, LoopWork { acceptor.stop() }) }
         loop.execute { acceptor.start() }
@@ -75,7 +76,7 @@ private final class Acceptor: EventLoopSelectable {
     }
 
     func start() {
-        loop.assertInEventLoop()
+        loop.assertOnExecutor()
         do throws(TransportError) {
             guard !isStopped else { return }
             registration = try loop.register(socket.fd, interest: .read, owner: self)
@@ -109,7 +110,7 @@ private final class Acceptor: EventLoopSelectable {
 
     /// Stops accepting and closes the listening socket.
     func stop() {
-        loop.assertInEventLoop()
+        loop.assertOnExecutor()
         guard !isStopped else { return }
         isStopped = true
         if let registration { loop.deregister(registration) }

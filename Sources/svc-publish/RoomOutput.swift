@@ -24,7 +24,7 @@ final class RoomOutput {
     }
 
     func print(_ event: RoomServer.Event) {
-        loop.assertInEventLoop()
+        loop.assertOnExecutor()
         switch event {
         case .joined(let id, let name, let peer, let session):
             guard joins.admit() else { return }

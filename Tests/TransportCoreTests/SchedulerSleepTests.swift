@@ -15,6 +15,7 @@ final class SchedulerSleepTests: XCTestCase {
         /// Set: `execute` drops its work unrun, as a stopped event loop does.
         let dropsWork = Atomic(false)
         var now: ContinuousClock.Instant { .now }
+        var isCurrentExecutor: Bool { true }
         func execute(_ work: @escaping () -> Void) { if !dropsWork.load(ordering: .relaxed) { work() } }
         func schedule(at deadline: ContinuousClock.Instant, leeway: Duration, _ work: @escaping () -> Void) -> any ScheduledWork {
             timers.withLock { $0.list.append(work) }

@@ -34,7 +34,7 @@ final class EventLoopTests: XCTestCase {
         for index in 0..<100 {
             loop.execute { [loop] in
                 log.append(loop!.inEventLoop ? "\(index)" : "off the loop")
-                loop!.assertInEventLoop()
+                loop!.assertOnExecutor()
                 if index == 99 { done.fulfill() }
             }
         }
@@ -203,7 +203,7 @@ private final class PipeReader: EventLoopSelectable, @unchecked Sendable {
     }
 
     func ready(_ readiness: EventLoop.Readiness) {
-        loop.assertInEventLoop()
+        loop.assertOnExecutor()
         var buffer = [UInt8](repeating: 0, count: 16)
         let count = read(fd, &buffer, buffer.count)
         guard count > 0 else { return }
