@@ -110,6 +110,7 @@ private final class Probe: @unchecked Sendable {
     }
 
     private func received(_ bytes: [UInt8]) {
+        loop.assertOnExecutor()
         decoder.feed(bytes)
         do throws(ProtocolError) {
             guard let frame = try decoder.next() else { return }
@@ -129,6 +130,7 @@ private final class Probe: @unchecked Sendable {
     /// orderly way (a server that never closes its side is cut off after 2 s); otherwise it
     /// closes at once.
     private func finish(_ result: Result<Void, any Error>) {
+        loop.assertOnExecutor()
         guard outcome == nil else { return }
         outcome = result
         guard let continuation else { return } // not started yet: `run` closes it
