@@ -99,7 +99,9 @@ public final class FileTransfers: @unchecked Sendable {
     /// and ends a transfer whose recipient stopped taking it itself, with its own reason: its
     /// relay checks every `transferIdleTimeout` (60 s) for enough progress since the offer or
     /// the last check that saw enough, so within two of them (120 s) of the stall; 30 s more
-    /// lets that reason arrive first.
+    /// lets that reason arrive first. (Not always after a streamed resume: the relay's first
+    /// wait then also allows for the sender hashing what it skips, and a recipient that stops
+    /// right after it may meet this bound first; the file is reported not delivered either way.)
     public static let creditTimeout = Inbox.Limits().transferIdleTimeout * 2 + .seconds(30)
     private var nextID: UInt32
     /// The ids this side gives its offers (a server keeps the upper half for relayed files).
