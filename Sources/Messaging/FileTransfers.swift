@@ -90,6 +90,19 @@ public final class FileTransfers {
     /// bound receivers and the room's relay use (`Inbox.Limits.transferIdleTimeout`), so that
     /// a peer that never answers cannot keep a file, and those after it, waiting for ever.
     public var answerTimeout = Inbox.Limits().transferIdleTimeout
+    /// How long the sender of a relayed file waits for the room's `FILE_CREDIT` once it has
+    /// sent all the data granted and more is left: then the transfer ends as not delivered
+    /// (`FILE_CANCEL` to the room), so that a room that accepts and never grants (hostile, or
+    /// a relay bug) cannot keep the file, and those after it, waiting for ever while the
+    /// heartbeat keeps the link up. Only time spent waiting for credit counts, never time
+    /// the sender's own outbox took. A working room grants as the recipient takes the data,
+    /// and ends a transfer whose recipient stopped taking it itself, with its own reason: its
+    /// relay checks every `transferIdleTimeout` (60 s) for enough progress since the offer or
+    /// the last check that saw enough, so within two of them (120 s) of the stall; 30 s more
+    /// lets that reason arrive first. (Not always after a streamed resume: the relay's first
+    /// wait then also allows for the sender hashing what it skips, and a recipient that stops
+    /// right after it may meet this bound first; the file is reported not delivered either way.)
+    public static let creditTimeout = Inbox.Limits().transferIdleTimeout * 2 + .seconds(30)
     private var nextID: UInt32
     /// The ids this side gives its offers (a server keeps the upper half for relayed files).
     private let ids: ClosedRange<UInt32>
@@ -146,6 +159,9 @@ public final class FileTransfers {
         var lastProgress: UInt64 = 0
         /// Ends the transfer when the receiver does not answer the offer, or the end, in time.
         var deadline: (any ScheduledWork)?
+        /// Ends a relayed transfer whose data all went as far as its credit and that got no
+        /// more credit within `creditTimeout`; running only while it waits so.
+        var creditWait: (any ScheduledWork)?
         init(path: String, to: String?, completion: @escaping (Result<SentFile, FileError>) -> Void) {
             self.path = path
             self.to = to
@@ -308,6 +324,9 @@ public final class FileTransfers {
                 emit(.progress(.sending, name: transfer.path, done: transfer.offset, total: transfer.size), member: transfer.to)
             }
         }
+        if let credit = transfer.credit, transfer.offset >= credit, transfer.offset < transfer.size, transfer.creditWait == nil {
+            awaitCredit(transfer)
+        }
         if transfer.offset == transfer.size {
             link.whenDrained(.files, nil)
             transfer.state = .ended
@@ -315,6 +334,22 @@ public final class FileTransfers {
             link.send(.fileEnd(id: transfer.id, digest: transfer.streamed ? transfer.digest : nil))
             awaitAnswer(transfer, in: .ended, within: answerTimeout,
                         "the receiver did not confirm \(transfer.path) within \(answerTimeout.secondsText) of its end; it may not have been stored: send it again")
+        }
+    }
+
+    /// `transfer` sent all its credit allowed and more is left: gives up unless the room
+    /// grants more within `creditTimeout` (the grant cancels this wait).
+    private func awaitCredit(_ transfer: Outgoing) {
+        let timeout = Self.creditTimeout
+        transfer.creditWait = link.scheduler.schedule(after: timeout) { [weak self, weak transfer] in
+            guard let self, let transfer, outgoing.first === transfer, transfer.state == .accepted else { return }
+            transfer.creditWait = nil
+            let sent = transfer.offset
+            recentlyAbandoned.insert(transfer.id)
+            link.send(.fileCancel(id: transfer.id, reason: "no FILE_CREDIT came within \(timeout.secondsText) after \(sent) of the \(transfer.size) bytes"))
+            finishOutgoing(.failure(FileError(
+                "the room let no more of \(transfer.path) go to \(transfer.to ?? "the recipient") for \(timeout.secondsText) (no FILE_CREDIT after \(sent) of its \(transfer.size) bytes), "
+                + "though it neither ended the transfer nor dropped the recipient; it was not delivered: the room may be overloaded or faulty; send it again to resume, or ask the room's publisher")))
         }
     }
 
@@ -350,6 +385,8 @@ public final class FileTransfers {
         transfer.cancelled.store(true, ordering: .relaxed)
         transfer.deadline?.cancel()
         transfer.deadline = nil
+        transfer.creditWait?.cancel()
+        transfer.creditWait = nil
         let fd = transfer.fd
         if fd >= 0 { reading.execute { close(fd) } } // after the hash that may still read it
         link.whenDrained(.files, nil)
@@ -398,6 +435,11 @@ public final class FileTransfers {
             // end on the wire) is dropped.
             guard let transfer = outgoing.first, transfer.state == .accepted, transfer.id == id, let credit = transfer.credit else { return true }
             transfer.credit = max(credit, min(through, transfer.size))
+            if transfer.credit ?? 0 > credit {
+                // More may go: the wait for credit starts again when this is used up.
+                transfer.creditWait?.cancel()
+                transfer.creditWait = nil
+            }
             pump()
         case .fileResult(let id, let status, let text):
             // None before the offer, and none after a stored-at-once answer (being confirmed).

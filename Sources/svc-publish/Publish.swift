@@ -152,8 +152,24 @@ struct SvcPublish {
         /// Ends the room as SIGINT does; set once the room is up.
         let quit = Mutex<ResumeOnce<DNSSDError?>?>(nil)
         // The operator's lines, each sent once the members' outboxes have room (`send`): a pipe
-        // into the room is read as fast as the members take it, and nobody is cut off.
+        // into the room is read as fast as the members take it, and nobody is cut off. Text,
+        // `/msg` and `/send` go in order through `outgoing` to `sending`; `/quit`, `/help` and
+        // `/who` take effect as soon as they are read, ahead of the lines that wait, so the
+        // operator can see who is there and close the room while a line waits for a slow
+        // member (up to `--slow-timeout`). Past `linesWaitingToBeSent`, input is not read.
+        let outgoing = Handoff<RoomCommand>(capacity: linesWaitingToBeSent)
+        let sending = Task {
+            while let command = await outgoing.take() {
+                do {
+                    try await room.send(command)
+                } catch {
+                    // Once the room closes, each line that waited says it was not sent.
+                    Console.note("\(error)")
+                }
+            }
+        }
         let reading = Task {
+            defer { outgoing.finish() }
             for await line in StandardInputLines.lines() {
                 let command: RoomCommand
                 do throws(ProtocolError) {
@@ -165,14 +181,14 @@ struct SvcPublish {
                 switch command {
                 case .quit: quit.withLock { $0 }?.resume(nil)
                 case .help: Console.note(RoomCommand.publisherSummary + "; " + leaving)
-                default:
+                case .who:
                     do {
-                        try await room.send(command)
-                    } catch is CancellationError {
-                        return // the room is closing
+                        try await room.send(command) // needs no outbox: never waits
                     } catch {
                         Console.note("\(error)")
                     }
+                case .say, .message, .send:
+                    guard await outgoing.enqueue(command) else { return } // the room is closing
                 }
             }
         }
@@ -226,8 +242,10 @@ struct SvcPublish {
         }
         await wideArea?.withdraw()
         listener.cancel()
-        reading.cancel()
+        reading.cancel() // a line it still holds is not sent; those queued are reported below
+        // The line waiting for a member, and each after it, fail with "the room is closing".
         await room.closeAll(within: .seconds(2))
+        await sending.value
         await printing.value
         withExtendedLifetime(interruption) {}
         if let failure { throw failure }
@@ -290,6 +308,10 @@ private func announcing(_ identity: Identity, in txt: TXTRecord) throws -> TXTRe
 
 /// What a plaintext client is told when the room requires TLS.
 private let tlsRequired = "this room requires TLS 1.3 (protocol version 2); update svc-connect, or ask the publisher for --allow-plaintext"
+
+/// Lines read from standard input that wait, in order, to be sent (text, `/msg`, `/send`)
+/// behind the one waiting in `RoomServer.send`; past them nothing more is read (README, Limits).
+let linesWaitingToBeSent = 16
 
 /// How to close the room, for `/help`.
 private let leaving = "to close the room: /quit or Ctrl-C (members are told and wait for it to come back); end of input (Ctrl-D) does not close it"

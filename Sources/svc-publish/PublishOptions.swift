@@ -98,7 +98,10 @@ struct PublishOptions: Sendable {
             <text>'. A member who joins is first shown the last lines said to everyone
             (--history). End of input does not stop it; SIGINT, SIGTERM or /quit says goodbye
             to the members, withdraws the service and exits 0; interactive members wait for
-            it to come back.
+            it to come back. /who, /help and /quit are done as soon as they are read, even
+            while a line waits for a member that reads slowly (--slow-timeout) and up to 16
+            lines wait behind it; the lines still waiting when the room closes are reported
+            as not sent.
 
             Members connect over TLS 1.3: the room's key (--identity, default
             ~/.config/svc/identity.pem, made on first use) is announced in the TXT record

@@ -1,0 +1,46 @@
+import Foundation
+import XCTest
+
+/// The publisher's own commands do not queue behind its lines: while a line waits for a member
+/// that joined and never reads (up to `--slow-timeout`), `/who` is answered and `/quit` closes
+/// the room at once, and the lines that were waiting are reported as not sent.
+extension ChatTests {
+    func testWhoAndQuitTakeEffectWhileALineWaitsForAMemberThatNeverReads() throws {
+        let name = TestLAN.uniqueName("held")
+        // The chatterbox (Scripts/hostile-peer) speaks plaintext; 60 s is longer than the test waits.
+        let publisher = try publish(name, ["--allow-plaintext", "--slow-timeout", "60"])
+        let port = try XCTUnwrap(publisher.jsonEvents.first { $0["event"] as? String == "registered" }?["port"] as? Int, publisher.transcript)
+        let chatterbox = try TestLAN.command(on: "b", ["/usr/bin/python3", TestLAN.script("hostile-peer"),
+                                                       try TestLAN.addresses(of: "a").ipv4, "\(port)", "talking-nonreader"])
+        defer { chatterbox.signal(SIGTERM) }
+        XCTAssertNotNil(publisher.waitForEvent(where: event("joined", ["name": "chatterbox"])), publisher.transcript + chatterbox.transcript)
+
+        // Lines of 60 kB, one at a time, until one is not said within 5 s: the chatterbox's
+        // outbox is over 1 MiB and the line waits in the room's send.
+        let padding = String(repeating: "p", count: 60_000)
+        var held: Int?
+        for index in 0..<400 {
+            publisher.send("fill \(index) \(padding)")
+            if publisher.waitForEvent(timeout: 5, where: { $0["event"] as? String == "text" && ($0["text"] as? String ?? "").hasPrefix("fill \(index) ") }) == nil {
+                held = index
+                break
+            }
+        }
+        let waiting = try XCTUnwrap(held, "no line ever waited for the chatterbox: " + publisher.transcript)
+        publisher.send("queued behind it")
+
+        publisher.send("/who")
+        XCTAssertNotNil(waitForStderr(publisher) { $0.contains("in the room: \(name), chatterbox") }, "/who is answered at once: " + publisher.transcript)
+        publisher.send("/quit")
+        XCTAssertEqual(publisher.waitForExit(timeout: 20), 0, "/quit closes the room well within --slow-timeout: " + publisher.transcript)
+        // Each line that waited is reported as a closing room reports it, and none was said.
+        XCTAssertNotNil(publisher.stderr.first { $0.contains("the room is closing: the line 'fill \(waiting) ppp") && $0.hasSuffix("was not sent") },
+                        publisher.transcript)
+        XCTAssertNotNil(publisher.stderr.first { $0.contains("the room is closing: the line 'queued behind it' was not sent") }, publisher.transcript)
+        XCTAssertFalse(publisher.jsonEvents.contains { event in
+            event["event"] as? String == "text" && ((event["text"] as? String ?? "").hasPrefix("fill \(waiting) ") || event["text"] as? String == "queued behind it")
+        }, publisher.transcript)
+        XCTAssertFalse(publisher.jsonEvents.contains { $0["event"] as? String == "left" && ($0["reason"] as? String ?? "").contains("too-slow") },
+                       "nobody was dropped as too slow: the room closed first; " + publisher.transcript)
+    }
+}
