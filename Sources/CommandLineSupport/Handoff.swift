@@ -106,6 +106,15 @@ public final class Handoff<Element: Sendable>: Sendable {
         }
     }
 
+    /// Takes every value that waits now, without waiting and without letting a blocked
+    /// producer go on: for a consumer that stops and must account for what was handed over.
+    public func removeWaiting() -> [Element] {
+        state.withLock { state in
+            defer { state.waiting = [] }
+            return state.waiting
+        }
+    }
+
     /// No value comes any more: the consumer gets what waits, then nil; `enqueue` refuses.
     public func finish() {
         let (consumer, producer) = state.withLock { state in

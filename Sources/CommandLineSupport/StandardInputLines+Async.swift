@@ -18,6 +18,10 @@ extension StandardInputLines {
 
         public func makeAsyncIterator() -> Iterator { Iterator(handoff: handoff) }
 
+        /// The lines read and not yet taken (at most `bufferedLines`), removed: for a consumer
+        /// that stops and reports what it will not use. The reading thread stays blocked.
+        public func removeWaiting() -> [String] { handoff.removeWaiting() }
+
         /// Takes the next line, waiting for the reading thread.
         public struct Iterator: AsyncIteratorProtocol {
             let handoff: Handoff<String>

@@ -9,6 +9,12 @@ extension RoomServer {
 
         public init(_ message: String) { self.message = message }
 
+        /// `command` was not sent because the room is closing (also for an operator's line
+        /// that was read but never given to `send`).
+        public static func roomClosing(_ command: RoomCommand) -> SendFailed {
+            SendFailed("the room is closing: \(RoomServer.describe(command)) was not sent")
+        }
+
         public var description: String { message }
     }
 
@@ -42,7 +48,7 @@ extension RoomServer {
             try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
                 scheduler.execute { [self] in
                     guard !isClosing else {
-                        return continuation.resume(throwing: SendFailed("the room is closing: \(Self.describe(command)) was not sent"))
+                        return continuation.resume(throwing: SendFailed.roomClosing(command))
                     }
                     let pending = PendingSend(command: command, recipient: recipient(of: command), since: scheduler.now)
                     var tooSlow: [Member] = []
@@ -162,11 +168,11 @@ extension RoomServer {
     /// The room is closing: every waiting send fails.
     func failSenders() {
         scheduler.assertOnExecutor()
-        senders.fail { pending in SendFailed("the room is closing: \(Self.describe(pending.command)) was not sent") }
+        senders.fail { pending in SendFailed.roomClosing(pending.command) }
         admitSenders()
     }
 
-    private static func describe(_ command: RoomCommand) -> String {
+    fileprivate static func describe(_ command: RoomCommand) -> String {
         switch command {
         case .say(let text): "the line '\(text.prefix(40))'"
         case .message(let to, let text): "the line '\(text.prefix(40))' to \(to)"

@@ -168,18 +168,18 @@ struct SvcPublish {
                 }
             }
         }
-        let reading = Task {
+        // One line waits in standard input's own hand-off (the rest wait in `outgoing`), so that
+        // a closing room can report every line read and not sent: those `outgoing` still holds
+        // (by `sending`), the one the reading task holds (its result), the one waiting here.
+        let input = StandardInputLines.lines(bufferedLines: 1)
+        let reading = Task { () -> RoomCommand? in
             defer { outgoing.finish() }
-            for await line in StandardInputLines.lines() {
-                let command: RoomCommand
-                do throws(ProtocolError) {
-                    command = try RoomCommand(parsing: line, peerInSend: true).expandingHome(getenv("HOME").map { String(cString: $0) })
-                } catch {
-                    Console.note(error.message)
-                    continue
-                }
+            for await line in input {
+                guard let command = operatorCommand(line) else { continue }
                 switch command {
-                case .quit: quit.withLock { $0 }?.resume(nil)
+                case .quit:
+                    quit.withLock { $0 }?.resume(nil)
+                    return nil // what follows is not read
                 case .help: Console.note(RoomCommand.publisherSummary + "; " + leaving)
                 case .who:
                     do {
@@ -188,9 +188,10 @@ struct SvcPublish {
                         Console.note("\(error)")
                     }
                 case .say, .message, .send:
-                    guard await outgoing.enqueue(command) else { return } // the room is closing
+                    guard await outgoing.enqueue(command) else { return command } // the room is closing
                 }
             }
+            return nil
         }
 
         /// Renews a unicast registration while the room runs; stopped before the withdrawal.
@@ -242,10 +243,20 @@ struct SvcPublish {
         }
         await wideArea?.withdraw()
         listener.cancel()
-        reading.cancel() // a line it still holds is not sent; those queued are reported below
-        // The line waiting for a member, and each after it, fail with "the room is closing".
+        reading.cancel()
+        // The line waiting for a member, and each after it, fail with "the room is closing";
+        // then, in the order they were read, the line the reading task held and the one
+        // waiting in standard input's hand-off. (A line the reading thread is still handing
+        // over, blocked while the hand-off is full, is neither sent nor reported.)
         await room.closeAll(within: .seconds(2))
         await sending.value
+        let unread = [await reading.value].compactMap { $0 } + input.removeWaiting().compactMap { line in
+            switch operatorCommand(line, reportingMistakes: false) {
+            case let command? where command.isSent: command
+            default: nil
+            }
+        }
+        for command in unread { Console.note("\(RoomServer.SendFailed.roomClosing(command))") }
         await printing.value
         withExtendedLifetime(interruption) {}
         if let failure { throw failure }
@@ -271,6 +282,17 @@ struct SvcPublish {
                                + "once the server answers, run\(names.count == 1 ? "" : " for each"): svc-publish --withdraw --name \(named) --domain \(options.domain) "
                                + "--dns-server \(settings.server) --tsig-key \(quoted(settings.keyPath))")
         }
+    }
+}
+
+/// An operator's line as a command (a home path expanded), or nil after saying what is wrong
+/// with it (unless `reportingMistakes` is false).
+private func operatorCommand(_ line: String, reportingMistakes: Bool = true) -> RoomCommand? {
+    do throws(ProtocolError) {
+        return try RoomCommand(parsing: line, peerInSend: true).expandingHome(getenv("HOME").map { String(cString: $0) })
+    } catch {
+        if reportingMistakes { Console.note(error.message) }
+        return nil
     }
 }
 
@@ -315,3 +337,14 @@ let linesWaitingToBeSent = 16
 
 /// How to close the room, for `/help`.
 private let leaving = "to close the room: /quit or Ctrl-C (members are told and wait for it to come back); end of input (Ctrl-D) does not close it"
+
+private extension RoomCommand {
+    /// Whether the command goes to members (text, a message, a file), as against the
+    /// operator's own `/quit`, `/help` and `/who`.
+    var isSent: Bool {
+        switch self {
+        case .say, .message, .send: true
+        case .who, .help, .quit: false
+        }
+    }
+}

@@ -43,4 +43,47 @@ extension ChatTests {
         XCTAssertFalse(publisher.jsonEvents.contains { $0["event"] as? String == "left" && ($0["reason"] as? String ?? "").contains("too-slow") },
                        "nobody was dropped as too slow: the room closed first; " + publisher.transcript)
     }
+
+    /// Closing the room (SIGINT) while lines wait behind one held for a member that never reads:
+    /// every line read is either said or reported as not sent, in order, with no gap (review
+    /// attacks17: 67 of 300 lines read were neither, from the hand-offs between standard input
+    /// and the room). Only lines never read may be missing, and they come last.
+    func testEveryLineReadIsSaidOrReportedWhenTheRoomClosesWhileLinesWait() throws {
+        let name = TestLAN.uniqueName("gapless")
+        let publisher = try publish(name, ["--allow-plaintext", "--slow-timeout", "60"])
+        let port = try XCTUnwrap(publisher.jsonEvents.first { $0["event"] as? String == "registered" }?["port"] as? Int, publisher.transcript)
+        let chatterbox = try TestLAN.command(on: "b", ["/usr/bin/python3", TestLAN.script("hostile-peer"),
+                                                       try TestLAN.addresses(of: "a").ipv4, "\(port)", "talking-nonreader"])
+        defer { chatterbox.signal(SIGTERM) }
+        XCTAssertNotNil(publisher.waitForEvent(where: event("joined", ["name": "chatterbox"])), publisher.transcript + chatterbox.transcript)
+        let padding = String(repeating: "p", count: 60_000)
+        var held: Int?
+        for index in 0..<400 {
+            publisher.send("fill \(index) \(padding)")
+            if publisher.waitForEvent(timeout: 5, where: { $0["event"] as? String == "text" && ($0["text"] as? String ?? "").hasPrefix("fill \(index) ") }) == nil {
+                held = index
+                break
+            }
+        }
+        let waiting = try XCTUnwrap(held, "no line ever waited for the chatterbox: " + publisher.transcript)
+        // More lines than wait behind it (16) and are read ahead (1): the reading stops.
+        let count = 40
+        for index in 0..<count { publisher.send("after \(index)") }
+        Thread.sleep(forTimeInterval: 1)
+        publisher.signal(SIGINT)
+        XCTAssertEqual(publisher.waitForExit(timeout: 20), 0, publisher.transcript)
+
+        let said = Set(publisher.jsonEvents.compactMap { $0["event"] as? String == "text" ? $0["text"] as? String : nil })
+        let reported = publisher.stderr.compactMap { line -> Int? in
+            guard let range = line.range(of: "the room is closing: the line 'after "), line.hasSuffix("' was not sent") else { return nil }
+            return Int(line[range.upperBound...].prefix { $0.isNumber })
+        }
+        XCTAssertEqual(reported, Array(reported.indices), "reported in order, none twice, none skipped: " + publisher.transcript)
+        XCTAssertFalse(said.contains { $0.hasPrefix("after ") }, "nothing after the held line went: " + publisher.transcript)
+        // 16 waiting to be sent, the one the reading task held, the one read ahead; the reading
+        // thread holds the next (the only one neither sent nor reported), and the rest were not
+        // read. Before the fix only the 16 were reported.
+        XCTAssertEqual(reported.count, 18, publisher.transcript)
+        XCTAssertNotNil(publisher.stderr.first { $0.contains("the room is closing: the line 'fill \(waiting) ppp") }, publisher.transcript)
+    }
 }
