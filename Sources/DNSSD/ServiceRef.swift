@@ -101,11 +101,11 @@ private struct UncheckedRef: @unchecked Sendable {
 /// The serial queue on which every DNS-SD callback in this process runs.
 let dnssdQueue = DispatchQueue(label: "svc.dnssd")
 
-/// Stops the program (in debug builds only) when called off `dnssdQueue`: the check that the
-/// bridge's queue-bound types (`BrowseCore`, `RegistrationCore`, `OneShot`, the resolve and
-/// address contexts) make on entry. They stay `@unchecked Sendable` because C callbacks and
-/// Dispatch closures carry them to that queue; this makes the rule a check, not a comment.
-func assertOnDNSSDQueue(file: StaticString = #fileID, line: UInt = #line) {
-    assert({ dispatchPrecondition(condition: .onQueue(dnssdQueue)); return true }(),
-           "called off the DNS-SD queue; hand the call over with dnssdQueue.async { }", file: file, line: line)
+/// Stops the program (in debug builds only; libdispatch's `dispatchPrecondition` says why)
+/// when called off `dnssdQueue`: the check that the bridge's queue-bound types (`BrowseCore`,
+/// `RegistrationCore`, `OneShot`, the resolve and address contexts) make on entry. They stay
+/// `@unchecked Sendable` because C callbacks and Dispatch closures carry them to that queue;
+/// this makes the rule a check, not a comment.
+func assertOnDNSSDQueue() {
+    assert({ dispatchPrecondition(condition: .onQueue(dnssdQueue)); return true }())
 }
