@@ -76,7 +76,7 @@ public final class FileTransfers {
     let link: PeerLink
     let inbox: Inbox?
     let onEvent: (Event) -> Void
-    private var outgoing: [Outgoing] = []
+    var outgoing: [Outgoing] = []
     var incoming: [UInt32: Incoming] = [:]
     /// The last 16 relayed files this side refused or ended: the sender's `FILE_CANCEL` may
     /// cross our answer on the way, and is then dropped rather than answered as an error
@@ -103,6 +103,14 @@ public final class FileTransfers {
     /// wait then also allows for the sender hashing what it skips, and a recipient that stops
     /// right after it may meet this bound first; the file is reported not delivered either way.)
     public static let creditTimeout = Inbox.Limits().transferIdleTimeout * 2 + .seconds(30)
+    /// Runs while the current file's data (or its end) waits in the outbox: ends the link when
+    /// the outbox takes nothing for `answerTimeout` (`FileTransfers+Outbox.swift`).
+    var outboxWatch: (any ScheduledWork)?
+    /// Why this side closed the link (its outbox took nothing), for the files it ends.
+    var outboxStall: String?
+    /// Called when this side closes the link because the outbox under a file took nothing for
+    /// the given time, before the link ends: the owner may count it as a stalled connection.
+    public var onOutboxStall: ((Duration) -> Void)?
     private var nextID: UInt32
     /// The ids this side gives its offers (a server keeps the upper half for relayed files).
     private let ids: ClosedRange<UInt32>
@@ -131,7 +139,7 @@ public final class FileTransfers {
     private var buffer: [UInt8] = []
 
     /// Used on the link's queue, except `fd` and `cancelled`, which `reading` also reads.
-    private final class Outgoing {
+    final class Outgoing {
         /// `ended`: all data and `FILE_END` went out; only the result may come. `confirming`:
         /// answered stored at once, the file is hashed to compare with the receiver's digest;
         /// nothing more may come.
@@ -162,6 +170,9 @@ public final class FileTransfers {
         /// Ends a relayed transfer whose data all went as far as its credit and that got no
         /// more credit within `creditTimeout`; running only while it waits so.
         var creditWait: (any ScheduledWork)?
+        /// Ended: `sentByteCount` of the link's stream once `FILE_END` has left the outbox;
+        /// nil once the wait for `FILE_RESULT` has started (`FileTransfers+Outbox.swift`).
+        var endLeavesAt: Int?
         init(path: String, to: String?, completion: @escaping (Result<SentFile, FileError>) -> Void) {
             self.path = path
             self.to = to
@@ -257,7 +268,7 @@ public final class FileTransfers {
 
     /// Gives up on `transfer` unless it left `state` within `timeout`: the receiver is told
     /// (`FILE_CANCEL`) and the file is reported not delivered with `failure`.
-    private func awaitAnswer(_ transfer: Outgoing, in state: Outgoing.State, within timeout: Duration, _ failure: String) {
+    func awaitAnswer(_ transfer: Outgoing, in state: Outgoing.State, within timeout: Duration, _ failure: String) {
         transfer.deadline?.cancel()
         transfer.deadline = link.scheduler.schedule(after: timeout) { [weak self, weak transfer] in
             guard let self, let transfer, outgoing.first === transfer, transfer.state == state else { return }
@@ -299,7 +310,7 @@ public final class FileTransfers {
         finishOutgoing(.failure(FileError(reason)))
     }
 
-    private func pump() {
+    func pump() {
         guard let transfer = outgoing.first, transfer.state == .accepted, link.isOpen else { return }
         guard !transfer.streamed || transfer.hash != nil else { return } // the resumed prefix is being hashed
         if buffer.isEmpty { buffer = [UInt8](repeating: 0, count: FileTransfers.chunkSize) }
@@ -324,16 +335,20 @@ public final class FileTransfers {
                 emit(.progress(.sending, name: transfer.path, done: transfer.offset, total: transfer.size), member: transfer.to)
             }
         }
+        if transfer.offset < limit {
+            watchOutbox(transfer) // more may go once the outbox drains: it must move
+        } else {
+            outboxWatch?.cancel()
+            outboxWatch = nil
+        }
         if let credit = transfer.credit, transfer.offset >= credit, transfer.offset < transfer.size, transfer.creditWait == nil {
             awaitCredit(transfer)
         }
         if transfer.offset == transfer.size {
-            link.whenDrained(.files, nil)
             transfer.state = .ended
             if let hash = transfer.hash { transfer.digest = hash.finish() }
             link.send(.fileEnd(id: transfer.id, digest: transfer.streamed ? transfer.digest : nil))
-            awaitAnswer(transfer, in: .ended, within: answerTimeout,
-                        "the receiver did not confirm \(transfer.path) within \(answerTimeout.secondsText) of its end; it may not have been stored: send it again")
+            endQueued(transfer)
         }
     }
 
@@ -387,6 +402,8 @@ public final class FileTransfers {
         transfer.deadline = nil
         transfer.creditWait?.cancel()
         transfer.creditWait = nil
+        outboxWatch?.cancel()
+        outboxWatch = nil
         let fd = transfer.fd
         if fd >= 0 { reading.execute { close(fd) } } // after the hash that may still read it
         link.whenDrained(.files, nil)
@@ -428,7 +445,7 @@ public final class FileTransfers {
             transfer.startOffset = offset
             transfer.lastProgress = offset
             emit(.sending(name: transfer.path, size: transfer.size, resumingAt: offset), member: transfer.to)
-            link.whenDrained(.files) { [weak self] in self?.pump() }
+            link.whenDrained(.files) { [weak self] in self?.outboxDrained() }
             if transfer.streamed { hashPrefix(transfer, before: offset) } else { pump() }
         case .fileCredit(let id, let through):
             // Credit only grows; one for a transfer no longer sent (it may have crossed the
@@ -477,14 +494,17 @@ public final class FileTransfers {
     /// The link ended: pending sends fail, partial data is kept to be resumed.
     public func linkEnded(_ reason: PeerLink.EndReason) {
         link.scheduler.assertOnExecutor()
+        // Closed here because the outbox took nothing: that says more than the close itself.
+        let why = outboxStall ?? reason.description
         for (id, transfer) in incoming {
             dropIncoming(id, deletingData: false)
-            emit(.receiveFailed(name: transfer.offer.name, reason: "\(reason); the data so far is kept, and sending the file again resumes"),
+            emit(.receiveFailed(name: transfer.offer.name, reason: "\(why); the data so far is kept, and sending the file again resumes"),
                  member: transfer.from)
         }
         while !outgoing.isEmpty {
             let path = outgoing[0].path
-            finishOutgoing(.failure(FileError("\(path) was not delivered: \(reason)")))
+            let advice = outboxStall == nil ? "" : "; send it again to resume"
+            finishOutgoing(.failure(FileError("\(path) was not delivered: \(why)\(advice)")))
         }
     }
 }

@@ -520,6 +520,11 @@ public final class RoomClient: @unchecked Sendable {
             if Self.isOffered(event), !offeredFiles.admit() { return }
             onEvent(.file(event))
         }
+        // A room that keeps the connection up but reads none of a file's data: handled as a
+        // lost connection, and like one that acknowledges no text, never as a stable one.
+        files?.onOutboxStall = { [self] timeout in
+            stalledBecause = "the room read none of the file data waiting to be sent for \(timeout.secondsText)"
+        }
         codeSteps = RoomCodeInitiatorSteps(usesCode: options.roomCode != nil)
         initiator = nil
         // With a room code, a PING is refused like any frame but the exchange's until the room proved it.

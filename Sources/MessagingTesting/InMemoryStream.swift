@@ -75,6 +75,8 @@ public final class InMemoryStream: ByteStream, @unchecked Sendable {
 
     public var isOpen: Bool { !isClosed && !isFinishing }
     public var bufferedByteCount: Int { outbox.count - outboxStart }
+    /// Bytes the other end has taken so far.
+    public private(set) var sentByteCount = 0
 
     public func start(onBytes: @escaping ([UInt8]) -> Void, onClose: @escaping (Connection.CloseReason) -> Void) {
         self.onBytes = onBytes
@@ -169,6 +171,7 @@ public final class InMemoryStream: ByteStream, @unchecked Sendable {
             let end = outboxStart + size
             let chunk = Array(outbox[outboxStart..<end])
             outboxStart = end
+            sentByteCount += size
             if outboxStart == outbox.count {
                 outbox.removeAll(keepingCapacity: outbox.capacity <= 16384)
                 outboxStart = 0

@@ -41,6 +41,7 @@ public final class NegotiatingServerStream: ByteStream {
     public private(set) var isClosed = false
     public var isOpen: Bool { !isClosed && !isFinishing }
     public var bufferedByteCount: Int { waiting.count + (tls?.bufferedByteCount ?? inner.bufferedByteCount) }
+    public var sentByteCount: Int { inner.sentByteCount }
     public var secureSession: SecureSession? { tls?.secureSession }
 
     // All guarded by the executor (see above).

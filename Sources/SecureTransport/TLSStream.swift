@@ -75,6 +75,9 @@ public final class TLSStream: ByteStream {
     public var isOpen: Bool { !isClosed && !isFinishing }
     public var peer: SocketEndpoint? { inner.peer }
     public var bufferedByteCount: Int { waiting.count + inner.bufferedByteCount }
+    /// Ciphertext the wrapped stream has sent (plaintext waiting for the handshake counts in
+    /// `bufferedByteCount` as itself, and leaves as slightly more ciphertext).
+    public var sentByteCount: Int { inner.sentByteCount }
 
     // All guarded by the executor (see above).
     private let inner: any ByteStream

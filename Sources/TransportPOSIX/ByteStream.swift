@@ -19,6 +19,11 @@ public protocol ByteStream: AnyObject {
     var isClosed: Bool { get }
     /// Bytes queued but not yet taken by the other end (or the kernel).
     var bufferedByteCount: Int { get }
+    /// Bytes taken from the outbox so far (by the kernel, or the other end), in the units of
+    /// `bufferedByteCount`: bytes queued when `sentByteCount + bufferedByteCount` was `n` have
+    /// all left once `sentByteCount` reaches `n`. It grows whenever the outbox moves, also
+    /// when it does not drain to a mark.
+    var sentByteCount: Int { get }
     /// For a secure link whose handshake completed: the peer's key and the session's safety
     /// code; nil for a plain stream and before the handshake ends.
     var secureSession: SecureSession? { get }

@@ -100,6 +100,9 @@ public final class Connection: EventLoopSelectable {
     /// Bytes queued but not yet accepted by the kernel.
     public var bufferedByteCount: Int { outbox.count - outboxStart }
 
+    /// Bytes the kernel has accepted so far (see `ByteStream.sentByteCount`).
+    public private(set) var sentByteCount = 0
+
     /// Calls `handler` each time the outbox empties, so a producer (e.g. a file being sent)
     /// can queue more without the outbox growing: the flow control for bulk data.
     /// Also when a write takes the outbox from over `mark` bytes to `mark` or fewer.
@@ -280,6 +283,7 @@ public final class Connection: EventLoopSelectable {
                 }.get()
                 guard case .processed(let count) = result else { break }
                 outboxStart += count
+                sentByteCount += count
             }
         } catch {
             close(error.isReset ? .reset : .failed(error))

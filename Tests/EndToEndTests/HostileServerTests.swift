@@ -8,10 +8,10 @@ final class HostileServerTests: XCTestCase {
 
     /// Starts hostile-server in `mode` on host a, published under a fresh name; returns it
     /// and the name once the name is established.
-    func hostileServer(_ mode: String, connections: Int = 1) throws -> (ToolProcess, name: String) {
+    func hostileServer(_ mode: String, connections: Int = 1, lifetime: Int = 60) throws -> (ToolProcess, name: String) {
         let name = TestLAN.uniqueName("evil-\(mode)")
         let server = try TestLAN.command(on: "a", ["/usr/bin/python3", TestLAN.script("hostile-server"), "--publish", name,
-                                                   "--lifetime", "60", "--connections", "\(connections)", mode])
+                                                   "--lifetime", "\(lifetime)", "--connections", "\(connections)", mode])
         XCTAssertNotNil(server.waitForLine(timeout: 20) { $0.hasPrefix("{\"published\"") }, server.transcript)
         return (server, name)
     }

@@ -87,14 +87,21 @@ extension FileTransfersTests {
         sender.files.send(path: source, to: "bob") { [unowned sender] in sender.results.append($0) }
         scheduler.run()
         let id = try XCTUnwrap(relayedOfferID(room))
-        // The room grants the whole file but stops reading: the sender waits for its outbox,
-        // with credit left, far longer than the bound.
+        // The room grants the whole file but reads only 4 KiB every 50 s (less often would be
+        // a room that reads nothing, which closes the link: FileTransfersTests+Outbox): the
+        // sender waits for its outbox, with credit left, far longer than the bound.
         room.stream.pauseReading()
         _ = room.send(.fileAccept(id: id, offset: 0))
         _ = room.send(.fileCredit(id: id, through: UInt64(content.count) - 1000))
         scheduler.run()
-        advance(by: FileTransfers.creditTimeout * 2, pinging: room)
+        for _ in 0..<7 {
+            advance(by: .seconds(50), pinging: room)
+            room.stream.readBudget = 4096
+            room.stream.resumeReading()
+            scheduler.run()
+        }
         XCTAssertTrue(sender.results.isEmpty, "waiting for its own outbox is not waiting for credit: \(sender.results)")
+        XCTAssertLessThan(dataReceived(room, id: id), content.count - 1000, "the outbox still held data")
         // It reads again: the data goes as far as the credit, and only now the wait for the
         // last 1000 bytes' credit begins.
         room.stream.resumeReading()
