@@ -95,14 +95,18 @@ public final class FileTransfers {
     /// (`FILE_CANCEL` to the room), so that a room that accepts and never grants (hostile, or
     /// a relay bug) cannot keep the file, and those after it, waiting for ever while the
     /// heartbeat keeps the link up. Only time spent waiting for credit counts, never time
-    /// the sender's own outbox took. A working room grants as the recipient takes the data,
-    /// and ends a transfer whose recipient stopped taking it itself, with its own reason: its
+    /// the sender's own outbox took, and only a grant of `creditStep` or more starts it
+    /// again. A working room grants as the recipient takes the data, and ends a transfer
+    /// whose recipient stopped taking it itself, with its own reason: its
     /// relay checks every `transferIdleTimeout` (60 s) for enough progress since the offer or
     /// the last check that saw enough, so within two of them (120 s) of the stall; 30 s more
     /// lets that reason arrive first. (Not always after a streamed resume: the relay's first
     /// wait then also allows for the sender hashing what it skips, and a recipient that stops
     /// right after it may meet this bound first; the file is reported not delivered either way.)
     public static let creditTimeout = Inbox.Limits().transferIdleTimeout * 2 + .seconds(30)
+    /// The least grant (or the rest of the file) that starts the wait for credit again: a
+    /// working room grants at least this much at a time (`FileRelay.Limits.minimumGrant`).
+    public static let creditStep: UInt64 = 64 << 10
     /// Runs while the current file's data (or its end) waits in the outbox: ends the link when
     /// the outbox takes nothing for `answerTimeout` (`FileTransfers+Outbox.swift`).
     var outboxWatch: (any ScheduledWork)?
@@ -451,9 +455,12 @@ public final class FileTransfers {
             // Credit only grows; one for a transfer no longer sent (it may have crossed the
             // end on the wire) is dropped.
             guard let transfer = outgoing.first, transfer.state == .accepted, transfer.id == id, let credit = transfer.credit else { return true }
-            transfer.credit = max(credit, min(through, transfer.size))
-            if transfer.credit ?? 0 > credit {
-                // More may go: the wait for credit starts again when this is used up.
+            let granted = max(credit, min(through, transfer.size))
+            transfer.credit = granted
+            if granted - credit >= min(Self.creditStep, transfer.size - credit) {
+                // More may go: the wait for credit starts again when this is used up. A
+                // smaller grant is used but does not: a room trickling a byte at a time could
+                // otherwise hold the file for ever (review attacks17).
                 transfer.creditWait?.cancel()
                 transfer.creditWait = nil
             }
@@ -465,8 +472,10 @@ public final class FileTransfers {
                 link.reject(ProtocolError(.fileProtocol, "FILE_RESULT for id \(id) matches no offered file waiting for a result"))
                 return true
             }
-            if status == .stored && transfer.streamed && transfer.state == .accepted {
-                // Data is on its way: the receiver cannot have checked it before FILE_END.
+            if status == .stored && transfer.state == .accepted {
+                // Data is on its way: the receiver cannot have checked it before all of it and
+                // FILE_END (also without a resume tag: review attacks17 saw a partly sent file
+                // reported as sent and verified).
                 link.reject(ProtocolError(.fileProtocol, "FILE_RESULT stored for id \(id) before the file's FILE_END"))
                 finishOutgoing(.failure(FileError("the receiver claimed to have stored \(transfer.path) before it was sent; it was not delivered")))
             } else if status == .stored && transfer.streamed && transfer.state == .offered {

@@ -378,6 +378,32 @@ final class FileTransfersStreamedTests: XCTestCase {
         XCTAssertTrue(error.message.contains("before it was sent"), error.message)
     }
 
+    /// The same without resume tags (a receiver that does not stream): a "stored" while data
+    /// is still to be sent was believed, and the file reported sent and verified although
+    /// only part of it had left (review attacks17).
+    func testAReceiverThatClaimsAFileStoredWhileItsDataIsUnderWayIsNotBelievedWithoutStreamingEither() throws {
+        let source = directory.write(content, to: "claimed.bin")
+        let (a, b) = InMemoryStream.pair(scheduler: scheduler)
+        let receiver = RawPeer(b)
+        let link = PeerLink(a, scheduler: scheduler, handshakeTimeout: nil, heartbeatInterval: .seconds(15))
+        let sender = FileTransfers(link: link, inbox: nil, disk: scheduler, hashing: scheduler) { _ in }
+        link.start(onMessage: { _ = sender.handle($0) }, onEnd: { sender.linkEnded($0) })
+        link.send(.hello(.init(name: "sender")))
+        receiver.send(.hello(.init(capabilities: Message.Capabilities.all.subtracting(.streamedFiles), name: "receiver")))
+        scheduler.run()
+        XCTAssertFalse(link.usesStreamedFiles)
+        var result: Result<FileTransfers.SentFile, FileError>?
+        sender.send(path: source) { result = $0 }
+        scheduler.run()
+        guard case .fileOffer(let offer) = receiver.messages.last else { return XCTFail("\(receiver.messages)") }
+        receiver.isPaused = true
+        receiver.send(.fileAccept(id: offer.id, offset: 0))
+        receiver.send(.fileResult(id: offer.id, status: .stored, message: "claimed.bin"))
+        scheduler.run()
+        guard case .failure(let error) = try XCTUnwrap(result) else { return XCTFail("a claim before the end was believed: \(String(describing: result))") }
+        XCTAssertTrue(error.message.contains("before it was sent"), error.message)
+    }
+
     func testAnAcceptPastTheSizeIsRefusedBySender() throws {
         let source = directory.write([1, 2, 3], to: "small.bin")
         let (a, b) = InMemoryStream.pair(scheduler: scheduler)

@@ -119,4 +119,31 @@ extension FileTransfersTests {
         XCTAssertEqual(sent.storedAs, "big.bin")
         XCTAssertEqual(cancelReasons(room), [])
     }
+
+    /// A room that grants a byte at a time just before each bound (review attacks17: a file
+    /// held 21 minutes for 9 bytes) does not start the wait again: only a grant of
+    /// `creditStep` (or the rest of the file) does, as a working room's relay grants.
+    func testCreditTrickledInTinyStepsDoesNotHoldTheFileForEver() throws {
+        let source = directory.write(content, to: "big.bin")
+        let (sender, room) = connectToScriptedRoom()
+        sender.files.send(path: source, to: "bob") { [unowned sender] in sender.results.append($0) }
+        scheduler.run()
+        let id = try XCTUnwrap(relayedOfferID(room), "\(room.messages)")
+        _ = room.send(.fileAccept(id: id, offset: 0))
+        _ = room.send(.fileCredit(id: id, through: 512 << 10))
+        scheduler.run()
+        var through: UInt64 = 512 << 10
+        for _ in 0..<2 {
+            advance(by: FileTransfers.creditTimeout / 3, pinging: room)
+            through += FileTransfers.creditStep - 1
+            _ = room.send(.fileCredit(id: id, through: through))
+            scheduler.run()
+        }
+        XCTAssertEqual(dataReceived(room, id: id), Int(through), "small grants are still used")
+        XCTAssertTrue(sender.results.isEmpty, "\(sender.results)")
+        advance(by: FileTransfers.creditTimeout / 3 + .seconds(2), pinging: room)
+        guard case .failure(let error) = sender.results.first else { return XCTFail("\(sender.results)") }
+        XCTAssertTrue(error.message.hasPrefix("the room let no more of \(source) go to bob"), error.message)
+        XCTAssertEqual(sender.results.count, 1)
+    }
 }
