@@ -274,18 +274,19 @@ public final class PeerLink: @unchecked Sendable {
                 return
             }
             handled += 1
-            let frame: Frame
+            let frame: FrameDecoder.DecodedFrame
             do throws(ProtocolError) {
-                guard let next = try decoder.next() else { break }
+                // Decoded where it lies in the decoder's buffer: no payload array per frame.
+                guard let next = try decoder.nextMessage(memberKeys: usesMemberKeys) else { break }
                 frame = next
-                bytes += next.payload.count
+                bytes += next.payloadCount
             } catch {
                 reject(error) // an oversize length: the stream cannot be trusted after it
                 break
             }
             guard goodbyeReason == nil else { continue } // after its GOODBYE a peer says nothing more that counts
             do throws(ProtocolError) {
-                let message = try Message(decoding: frame, memberKeys: usesMemberKeys)
+                let message = try frame.message.get()
                 if case .hello(let hello) = message, receivedCapabilities == nil { receivedCapabilities = hello.capabilities }
                 switch message {
                 case .ping(let token) where !awaitingHandshake && answersPings: send(.pong(token: token))
