@@ -20,10 +20,15 @@ enum Flood {
                                   security: security, onMessage: { _ in }, onEnd: { ended.continuation.yield($0) })
         loop.execute {
             var sent = 0
+            // Sent 64 at a time, as a program with many lines at hand would (`PeerLink.send(contentsOf:)`);
+            // each batch is made anew, as such a program would make it.
+            var batch: [Message] = []
             func fill() {
                 while sent < options.count, link.connection.bufferedByteCount < 1 << 20 {
-                    guard link.send(.text(from: "", to: "", text: text)) else { return }
-                    sent += 1
+                    batch.removeAll(keepingCapacity: true)
+                    for _ in 0..<min(64, options.count - sent) { batch.append(.text(from: "", to: "", text: text)) }
+                    guard link.send(contentsOf: batch) else { return }
+                    sent += batch.count
                 }
                 if sent == options.count {
                     link.connection.whenDrained(nil)

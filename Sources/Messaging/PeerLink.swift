@@ -50,7 +50,6 @@ public final class PeerLink {
     /// Where the link's timers run and what time it is for them.
     public let scheduler: any Scheduler
     private var decoder: FrameDecoder
-    private var sendBuffer: [UInt8] = []
     private let timerLeeway: Duration
     private var liveness: Liveness
     private var timer: (any ScheduledWork)?
@@ -166,11 +165,25 @@ public final class PeerLink {
     @discardableResult
     public func send(_ message: Message) -> Bool {
         scheduler.assertOnExecutor()
-        // One small buffer serves every message: no allocation per frame sent.
-        if sendBuffer.capacity > 4096 { sendBuffer = [] } else { sendBuffer.removeAll(keepingCapacity: true) }
+        noteSent(message)
+        // Encoded straight into the connection's outbox: no buffer of ours, no copy.
+        return connection.send { buffer in message.encode(into: &buffer) }
+    }
+
+    /// Sends messages in order, encoded into the outbox in one go: for many small messages to
+    /// one peer (a room's history for a member who joined, a load generator), one call into the
+    /// connection instead of one a message. Returns false when the connection cannot take them.
+    @discardableResult
+    public func send(contentsOf messages: [Message]) -> Bool {
+        scheduler.assertOnExecutor()
+        for message in messages { noteSent(message) }
+        return connection.send { buffer in
+            for index in messages.indices { messages[index].encode(into: &buffer) } // borrowed, not copied
+        }
+    }
+
+    private func noteSent(_ message: Message) {
         if case .hello(let hello) = message, sentCapabilities == nil { sentCapabilities = hello.capabilities }
-        message.encode(into: &sendBuffer)
-        return connection.send(sendBuffer)
     }
 
     /// Sends a `FILE_CHUNK` framed straight from `data`, with no intermediate copy.
@@ -284,18 +297,19 @@ public final class PeerLink {
                 return
             }
             handled += 1
-            let frame: Frame
+            let frame: FrameDecoder.DecodedFrame
             do throws(ProtocolError) {
-                guard let next = try decoder.next() else { break }
+                // Decoded where it lies in the decoder's buffer: no payload array per frame.
+                guard let next = try decoder.nextMessage(memberKeys: usesMemberKeys) else { break }
                 frame = next
-                bytes += next.payload.count
+                bytes += next.payloadCount
             } catch {
                 reject(error) // an oversize length: the stream cannot be trusted after it
                 break
             }
             guard goodbyeReason == nil else { continue } // after its GOODBYE a peer says nothing more that counts
             do throws(ProtocolError) {
-                let message = try Message(decoding: frame, memberKeys: usesMemberKeys)
+                let message = try frame.message.get()
                 if case .hello(let hello) = message, receivedCapabilities == nil { receivedCapabilities = hello.capabilities }
                 switch message {
                 case .ping(let token) where !awaitingHandshake && answersPings: send(.pong(token: token))

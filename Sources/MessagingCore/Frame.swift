@@ -63,23 +63,64 @@ public struct FrameDecoder: Sendable {
     /// The next whole frame, or nil when more bytes are needed.
     /// - Throws: `ProtocolError` `.frameTooLarge`; the stream cannot be resynchronised after it.
     public mutating func next() throws(ProtocolError) -> Frame? {
+        guard let header = try nextHeader() else { return nil }
+        // Copied through a pointer: a slice of the buffer cost a retain and a release per frame.
+        let payload = buffer.withUnsafeBufferPointer { Array(UnsafeBufferPointer(rebasing: $0[header.payload])) }
+        consume(header)
+        return Frame(type: header.type, flags: header.flags, payload: payload)
+    }
+
+    /// A frame decoded in place: its payload's size, and its message or why it is not one.
+    public struct DecodedFrame: Sendable {
+        public let payloadCount: Int
+        public let message: Result<Message, ProtocolError>
+    }
+
+    /// The next whole frame decoded as a message straight from the buffer, as
+    /// `Message(decoding:memberKeys:)` decodes `next()`'s frame, without making the frame's
+    /// payload array (one allocation, copy and free per 64-byte TEXT received).
+    /// - Returns: nil when more bytes are needed. The frame is consumed whether or not its
+    ///   message decodes, so a link may go on after an error that does not close it.
+    /// - Throws: `ProtocolError` `.frameTooLarge`; the stream cannot be resynchronised after it.
+    public mutating func nextMessage(memberKeys: Bool) throws(ProtocolError) -> DecodedFrame? {
+        guard let header = try nextHeader() else { return nil }
+        let message = buffer.withUnsafeBufferPointer { buffer in
+            Result { () throws(ProtocolError) in
+                try Message(type: header.type, flags: header.flags, payload: UnsafeBufferPointer(rebasing: buffer[header.payload]),
+                            memberKeys: memberKeys)
+            }
+        }
+        consume(header)
+        return DecodedFrame(payloadCount: header.payload.count, message: message)
+    }
+
+    /// A whole frame's header and where its payload is in `buffer`.
+    private struct Header {
+        let type: UInt16
+        let flags: UInt16
+        let payload: Range<Int>
+    }
+
+    /// The header of the next frame once the whole frame is buffered.
+    private func nextHeader() throws(ProtocolError) -> Header? {
         guard bufferedByteCount >= Frame.headerSize else { return nil }
         let length = Int(buffer.readBigEndian(UInt32.self, at: start))
         guard length <= maximumPayload else {
             throw ProtocolError(.frameTooLarge, "a frame announced \(length) bytes; the limit is \(maximumPayload)")
         }
         guard bufferedByteCount >= Frame.headerSize + length else { return nil }
-        let type = buffer.readBigEndian(UInt16.self, at: start + 4)
-        let flags = buffer.readBigEndian(UInt16.self, at: start + 6)
         let payloadStart = start + Frame.headerSize
-        // Copied through a pointer: a slice of the buffer cost a retain and a release per frame.
-        let payload = buffer.withUnsafeBufferPointer { Array(UnsafeBufferPointer(rebasing: $0[payloadStart..<(payloadStart + length)])) }
-        start = payloadStart + length
+        return Header(type: buffer.readBigEndian(UInt16.self, at: start + 4), flags: buffer.readBigEndian(UInt16.self, at: start + 6),
+                      payload: payloadStart..<(payloadStart + length))
+    }
+
+    /// Drops the frame `header` belongs to from the buffer.
+    private mutating func consume(_ header: Header) {
+        start = header.payload.upperBound
         if start == buffer.count {
             buffer.removeAll(keepingCapacity: buffer.capacity <= 16384)  // idle links stay small
             start = 0
         }
-        return Frame(type: type, flags: flags, payload: payload)
     }
 }
 

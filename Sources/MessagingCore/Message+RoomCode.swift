@@ -2,7 +2,7 @@ extension Message {
     /// Decodes CODE_START, CODE_REPLY and CODE_CONFIRM with exact lengths: a share is 32 bytes,
     /// a tag 64, associated data the rest of the frame and at most 1024 bytes.
     /// - Throws: `ProtocolError` `.codeExchange` (it ends the connection) for any other length.
-    init(roomCodeFrame kind: Kind, _ payload: [UInt8]) throws(ProtocolError) {
+    init(roomCodeFrame kind: Kind, _ payload: UnsafeBufferPointer<UInt8>) throws(ProtocolError) {
         let share = RoomCodeSizes.share
         let tag = RoomCodeSizes.tag
         let maximumData = RoomCodeSizes.maximumAssociatedData
@@ -22,7 +22,7 @@ extension Message {
                               associatedData: Array(payload[(share + tag)...]))
         case .codeConfirm:
             try length("CODE_CONFIRM", tag, data: false)
-            self = .codeConfirm(tag: payload)
+            self = .codeConfirm(tag: Array(payload))
         default:
             throw ProtocolError(.codeExchange, "frame type 0x\(String(kind.rawValue, radix: 16)) is not part of the room-code exchange")
         }

@@ -26,7 +26,8 @@ public enum Message: Sendable, Hashable {
     case history(time: UInt64, from: String, text: String)
     case fileOffer(FileOffer)
     case fileAccept(id: UInt32, offset: UInt64)
-    /// `data` is a slice of the frame's payload: it reaches the disk without another copy.
+    /// `data` is the payload after the id, copied once out of the frame decoder's buffer
+    /// (`FrameDecoder.nextMessage`); it reaches the disk without another copy.
     case fileChunk(id: UInt32, data: ArraySlice<UInt8>)
     /// The sender's last frame of a file. `digest` (the SHA-256 of the whole file, 32 bytes)
     /// is present between peers that both advertised `.streamedFiles`, whose offers carry a
@@ -165,13 +166,21 @@ public enum Message: Sendable, Hashable {
     /// - Throws: `ProtocolError` `.unknownType`, `.malformedFrame` (bad layout or flags set),
     ///   or `.badMagic` for a `HELLO` from something else.
     public init(decoding frame: Frame, memberKeys: Bool = false) throws(ProtocolError) {
-        guard let kind = Kind(rawValue: frame.type) else {
-            throw ProtocolError(.unknownType, "frame type 0x\(String(frame.type, radix: 16)) is not part of protocol version 1")
+        self = try frame.payload.withUnsafeBufferPointer { payload throws(ProtocolError) in
+            try Message(type: frame.type, flags: frame.flags, payload: payload, memberKeys: memberKeys)
         }
-        guard frame.flags == 0 else {
-            throw ProtocolError(.malformedFrame, "\(kind) frame has flags 0x\(String(frame.flags, radix: 16)); version 1 uses none")
+    }
+
+    /// Decodes a frame's fields, its payload read where it is (`FrameDecoder.nextMessage`
+    /// reads it from the decoder's buffer); nothing of `payload` outlives the call.
+    init(type: UInt16, flags: UInt16, payload: UnsafeBufferPointer<UInt8>, memberKeys: Bool) throws(ProtocolError) {
+        guard let kind = Kind(rawValue: type) else {
+            throw ProtocolError(.unknownType, "frame type 0x\(String(type, radix: 16)) is not part of protocol version 1")
         }
-        var reader = PayloadReader(frame.payload, kind: kind)
+        guard flags == 0 else {
+            throw ProtocolError(.malformedFrame, "\(kind) frame has flags 0x\(String(flags, radix: 16)); version 1 uses none")
+        }
+        var reader = PayloadReader(payload, kind: kind)
         switch kind {
         case .hello:
             guard try reader.raw(4, "magic") == Hello.magic else {
@@ -261,7 +270,7 @@ public enum Message: Sendable, Hashable {
             let id = try reader.integer(UInt32.self, "id")
             self = .fileCredit(id: id, through: try reader.integer(UInt64.self, "through"))
         case .codeStart, .codeReply, .codeConfirm:
-            self = try Message(roomCodeFrame: kind, frame.payload)
+            self = try Message(roomCodeFrame: kind, payload)
             return
         }
         try reader.end()
@@ -281,7 +290,7 @@ public enum Message: Sendable, Hashable {
     @discardableResult
     public func encode(into buffer: inout [UInt8]) -> Bool {
         let headerStart = buffer.count
-        buffer.append(contentsOf: repeatElement(0, count: Frame.headerSize))
+        buffer.appendBigEndian(UInt64.zero) // the header, written once the payload's length is known
         var writer = PayloadWriter()
         swap(&writer.bytes, &buffer)
         let kind = writePayload(&writer)

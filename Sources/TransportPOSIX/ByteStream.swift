@@ -37,6 +37,12 @@ public protocol ByteStream: AnyObject {
     /// the outbox would pass its limit, and false when the stream cannot send any more.
     @discardableResult
     func send(_ bytes: UnsafeRawBufferPointer) -> Bool
+    /// Queues the bytes `write` appends to the buffer it is given, as `send(_:)` queues
+    /// bytes: for a sender that encodes messages straight into the outbox (`Connection`) rather
+    /// than into a buffer of its own that is then copied. `write` only appends, and does not
+    /// use the stream.
+    @discardableResult
+    func send(writing write: (inout [UInt8]) -> Void) -> Bool
     /// Sends what is queued, then ends the sending side; the stream closes when the peer
     /// closes its side.
     func finish()
@@ -61,6 +67,15 @@ extension ByteStream {
     public var secureSession: SecureSession? { nil }
     /// Plain streams judge no keys.
     public var rejectedPeerKey: PublicKeyFingerprint? { nil }
+
+    /// Encodes into a buffer of its own, then sends it: streams that keep no plain outbox
+    /// (TLS encrypts what it is given) have nothing to lend.
+    @discardableResult
+    public func send(writing write: (inout [UInt8]) -> Void) -> Bool {
+        var bytes: [UInt8] = []
+        write(&bytes)
+        return send(bytes)
+    }
 
     /// Queues bytes for sending; see `send(_:)` for raw bytes.
     @discardableResult

@@ -41,6 +41,47 @@ final class FrameDecoderTests: XCTestCase {
         }
     }
 
+    /// `nextMessage` reads each frame where it lies in the buffer: the same messages and errors
+    /// as `next()` and `Message(decoding:)`, a frame that does not decode consumed and the
+    /// stream going on after it, in any split.
+    func testMessagesDecodedInPlaceMatchDecodedFrames() throws {
+        let messages: [Message] = [
+            .hello(Message.Hello(name: "ann")), .text(from: "", to: "", text: String(repeating: "x", count: 60)),
+            .text(from: "bo", to: "ann", text: "grüße 👋"), .who, .fileChunk(id: 3, data: [1, 2, 3][...]),
+            .presence(.joined, names: ["ann", "bo"]), .codeConfirm(tag: Array(repeating: 9, count: 64)),
+        ]
+        var mixed = messages.map(\.frame)
+        mixed.insert(Frame(type: 0x10, payload: [0, 0, 0, 0, 0xFF, 0xFE]), at: 2) // TEXT that is not UTF-8
+        mixed.insert(Frame(type: 0x7777, payload: [1]), at: 4) // unknown type
+        mixed.insert(Frame(type: 0x05, payload: [1, 2]), at: 6) // PING cut short
+        let bytes = mixed.flatMap(\.encoded)
+        for chunkSize in [1, 3, 7, 64, bytes.count] {
+            var decoder = FrameDecoder()
+            var decoded: [FrameDecoder.DecodedFrame] = []
+            var start = 0
+            while start < bytes.count {
+                decoder.feed(bytes[start..<min(bytes.count, start + chunkSize)])
+                start += chunkSize
+                while let next = try decoder.nextMessage(memberKeys: false) { decoded.append(next) }
+            }
+            XCTAssertEqual(decoder.bufferedByteCount, 0)
+            XCTAssertEqual(decoded.map(\.payloadCount), mixed.map(\.payload.count))
+            for (frame, inPlace) in zip(mixed, decoded) {
+                let expected = Result { () throws(ProtocolError) in try Message(decoding: frame) }
+                switch (expected, inPlace.message) {
+                case (.success(let a), .success(let b)): XCTAssertEqual(a, b)
+                case (.failure(let a), .failure(let b)): XCTAssertEqual(a.code, b.code); XCTAssertEqual(a.message, b.message)
+                default: XCTFail("frame 0x\(String(frame.type, radix: 16)): \(expected) against \(inPlace.message)")
+                }
+            }
+        }
+        var oversize = FrameDecoder(maximumPayload: 10)
+        oversize.feed(Frame(type: 0x10, payload: Array(repeating: 0, count: 11)).encoded)
+        XCTAssertThrowsError(try oversize.nextMessage(memberKeys: false)) { error in
+            XCTAssertEqual((error as! ProtocolError).code, .frameTooLarge)
+        }
+    }
+
     func testTruncatedFrameWaitsForMore() throws {
         var decoder = FrameDecoder()
         let bytes = frames[2].encoded

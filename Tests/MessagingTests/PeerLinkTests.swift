@@ -61,6 +61,15 @@ final class PeerLinkTests: XCTestCase {
         XCTAssertTrue(fixture.link.isOpen)
     }
 
+    func testMessagesSentTogetherArriveInOrder() {
+        let fixture = Fixture()
+        let batch: [Message] = (0..<100).map { .text(from: "", to: "", text: "line \($0)") } + [.who]
+        XCTAssertTrue(fixture.link.send(contentsOf: batch))
+        XCTAssertTrue(fixture.link.send(.ping(token: 1)))
+        fixture.scheduler.run()
+        XCTAssertEqual(fixture.peer.messages, batch + [.ping(token: 1)])
+    }
+
     func testAHoldStopsHandlingFramesAlreadyReceivedUntilItIsReleased() {
         let fixture = Fixture()
         var burst: [UInt8] = []
