@@ -5,28 +5,32 @@ import XCTest
 /// that joined and never reads (up to `--slow-timeout`), `/who` is answered and `/quit` closes
 /// the room at once, and the lines that were waiting are reported as not sent.
 extension ChatTests {
-    func testWhoAndQuitTakeEffectWhileALineWaitsForAMemberThatNeverReads() throws {
-        let name = TestLAN.uniqueName("held")
-        // The chatterbox (Scripts/hostile-peer) speaks plaintext; 60 s is longer than the test waits.
+    /// A room (`--slow-timeout 60`, longer than the tests wait) with a member that talks and
+    /// never reads (Scripts/hostile-peer, plaintext), fed lines of 60 kB one at a time until
+    /// one is not said within 5 s: the member's outbox is over 1 MiB and that line waits in
+    /// the room's send. Returns the publisher, the member, and the waiting line's number.
+    func holdALine(in name: String) throws -> (publisher: ToolProcess, chatterbox: ToolProcess, waiting: Int) {
         let publisher = try publish(name, ["--allow-plaintext", "--slow-timeout", "60"])
         let port = try XCTUnwrap(publisher.jsonEvents.first { $0["event"] as? String == "registered" }?["port"] as? Int, publisher.transcript)
         let chatterbox = try TestLAN.command(on: "b", ["/usr/bin/python3", TestLAN.script("hostile-peer"),
                                                        try TestLAN.addresses(of: "a").ipv4, "\(port)", "talking-nonreader"])
-        defer { chatterbox.signal(SIGTERM) }
         XCTAssertNotNil(publisher.waitForEvent(where: event("joined", ["name": "chatterbox"])), publisher.transcript + chatterbox.transcript)
-
-        // Lines of 60 kB, one at a time, until one is not said within 5 s: the chatterbox's
-        // outbox is over 1 MiB and the line waits in the room's send.
         let padding = String(repeating: "p", count: 60_000)
-        var held: Int?
         for index in 0..<400 {
             publisher.send("fill \(index) \(padding)")
             if publisher.waitForEvent(timeout: 5, where: { $0["event"] as? String == "text" && ($0["text"] as? String ?? "").hasPrefix("fill \(index) ") }) == nil {
-                held = index
-                break
+                return (publisher, chatterbox, index)
             }
         }
-        let waiting = try XCTUnwrap(held, "no line ever waited for the chatterbox: " + publisher.transcript)
+        chatterbox.signal(SIGTERM)
+        let none: Int? = nil
+        return (publisher, chatterbox, try XCTUnwrap(none, "no line ever waited for the chatterbox: " + publisher.transcript))
+    }
+
+    func testWhoAndQuitTakeEffectWhileALineWaitsForAMemberThatNeverReads() throws {
+        let name = TestLAN.uniqueName("held")
+        let (publisher, chatterbox, waiting) = try holdALine(in: name)
+        defer { chatterbox.signal(SIGTERM) }
         publisher.send("queued behind it")
 
         publisher.send("/who")
@@ -49,23 +53,8 @@ extension ChatTests {
     /// attacks17: 67 of 300 lines read were neither, from the hand-offs between standard input
     /// and the room). Only lines never read may be missing, and they come last.
     func testEveryLineReadIsSaidOrReportedWhenTheRoomClosesWhileLinesWait() throws {
-        let name = TestLAN.uniqueName("gapless")
-        let publisher = try publish(name, ["--allow-plaintext", "--slow-timeout", "60"])
-        let port = try XCTUnwrap(publisher.jsonEvents.first { $0["event"] as? String == "registered" }?["port"] as? Int, publisher.transcript)
-        let chatterbox = try TestLAN.command(on: "b", ["/usr/bin/python3", TestLAN.script("hostile-peer"),
-                                                       try TestLAN.addresses(of: "a").ipv4, "\(port)", "talking-nonreader"])
+        let (publisher, chatterbox, waiting) = try holdALine(in: TestLAN.uniqueName("gapless"))
         defer { chatterbox.signal(SIGTERM) }
-        XCTAssertNotNil(publisher.waitForEvent(where: event("joined", ["name": "chatterbox"])), publisher.transcript + chatterbox.transcript)
-        let padding = String(repeating: "p", count: 60_000)
-        var held: Int?
-        for index in 0..<400 {
-            publisher.send("fill \(index) \(padding)")
-            if publisher.waitForEvent(timeout: 5, where: { $0["event"] as? String == "text" && ($0["text"] as? String ?? "").hasPrefix("fill \(index) ") }) == nil {
-                held = index
-                break
-            }
-        }
-        let waiting = try XCTUnwrap(held, "no line ever waited for the chatterbox: " + publisher.transcript)
         // More lines than wait behind it (16) and are read ahead (1): the reading stops.
         let count = 40
         for index in 0..<count { publisher.send("after \(index)") }

@@ -357,16 +357,22 @@ final class FileTransfersStreamedTests: XCTestCase {
 
     // MARK: A hostile receiver
 
-    func testAReceiverThatClaimsAStreamedFileStoredWhileItsDataIsUnderWayIsNotBelieved() throws {
-        let source = directory.write(content, to: "claimed.bin")
+    /// A sender with no inbox and a raw receiver advertising `capabilities`, after both HELLOs.
+    func rawReceiver(capabilities: Message.Capabilities = .all) -> (receiver: RawPeer, link: PeerLink, sender: FileTransfers) {
         let (a, b) = InMemoryStream.pair(scheduler: scheduler)
         let receiver = RawPeer(b)
         let link = PeerLink(a, scheduler: scheduler, handshakeTimeout: nil, heartbeatInterval: .seconds(15))
         let sender = FileTransfers(link: link, inbox: nil, disk: scheduler, hashing: scheduler) { _ in }
         link.start(onMessage: { _ = sender.handle($0) }, onEnd: { sender.linkEnded($0) })
         link.send(.hello(.init(name: "sender")))
-        receiver.send(.hello(.init(name: "receiver")))
+        receiver.send(.hello(.init(capabilities: capabilities, name: "receiver")))
         scheduler.run()
+        return (receiver, link, sender)
+    }
+
+    func testAReceiverThatClaimsAStreamedFileStoredWhileItsDataIsUnderWayIsNotBelieved() throws {
+        let source = directory.write(content, to: "claimed.bin")
+        let (receiver, _, sender) = rawReceiver()
         var result: Result<FileTransfers.SentFile, FileError>?
         sender.send(path: source) { result = $0 }
         scheduler.run()
@@ -383,14 +389,7 @@ final class FileTransfersStreamedTests: XCTestCase {
     /// only part of it had left (review attacks17).
     func testAReceiverThatClaimsAFileStoredWhileItsDataIsUnderWayIsNotBelievedWithoutStreamingEither() throws {
         let source = directory.write(content, to: "claimed.bin")
-        let (a, b) = InMemoryStream.pair(scheduler: scheduler)
-        let receiver = RawPeer(b)
-        let link = PeerLink(a, scheduler: scheduler, handshakeTimeout: nil, heartbeatInterval: .seconds(15))
-        let sender = FileTransfers(link: link, inbox: nil, disk: scheduler, hashing: scheduler) { _ in }
-        link.start(onMessage: { _ = sender.handle($0) }, onEnd: { sender.linkEnded($0) })
-        link.send(.hello(.init(name: "sender")))
-        receiver.send(.hello(.init(capabilities: Message.Capabilities.all.subtracting(.streamedFiles), name: "receiver")))
-        scheduler.run()
+        let (receiver, link, sender) = rawReceiver(capabilities: Message.Capabilities.all.subtracting(.streamedFiles))
         XCTAssertFalse(link.usesStreamedFiles)
         var result: Result<FileTransfers.SentFile, FileError>?
         sender.send(path: source) { result = $0 }
@@ -406,14 +405,7 @@ final class FileTransfersStreamedTests: XCTestCase {
 
     func testAnAcceptPastTheSizeIsRefusedBySender() throws {
         let source = directory.write([1, 2, 3], to: "small.bin")
-        let (a, b) = InMemoryStream.pair(scheduler: scheduler)
-        let receiver = RawPeer(b)
-        let link = PeerLink(a, scheduler: scheduler, handshakeTimeout: nil, heartbeatInterval: .seconds(15))
-        let sender = FileTransfers(link: link, inbox: nil, disk: scheduler, hashing: scheduler) { _ in }
-        link.start(onMessage: { _ = sender.handle($0) }, onEnd: { sender.linkEnded($0) })
-        link.send(.hello(.init(name: "sender")))
-        receiver.send(.hello(.init(name: "receiver")))
-        scheduler.run()
+        let (receiver, _, sender) = rawReceiver()
         sender.send(path: source) { _ in }
         scheduler.run()
         guard case .fileOffer(let offer) = receiver.messages.last else { return XCTFail("\(receiver.messages)") }

@@ -27,6 +27,16 @@ extension FileTransfersTests {
         }
     }
 
+    /// The peer reads 4 KiB every `interval`, `rounds` times, pinging meanwhile.
+    func readSlowly(_ peer: RawPeer, rounds: Int, every interval: Duration) {
+        for _ in 0..<rounds {
+            advance(by: interval, pinging: peer)
+            peer.stream.readBudget = 4096
+            peer.stream.resumeReading()
+            scheduler.run()
+        }
+    }
+
     func relayedOfferID(_ room: RawPeer) -> UInt32? {
         room.messages.lazy.compactMap { if case .fileOfferTo(let offer, "bob") = $0 { offer.id } else { nil } }.first
     }
@@ -42,7 +52,8 @@ extension FileTransfersTests {
         room.messages.compactMap { if case .fileCancel(_, let reason) = $0 { reason } else { nil } }
     }
 
-    func testARelayedFileThatGetsNoMoreCreditFailsAfterTheCreditTimeout() throws {
+    /// Offers a file to bob through the scripted room, which accepts it and grants 512 KiB.
+    func sendToBobWithTheFirstCredit() throws -> (source: String, sender: Side, room: RawPeer, id: UInt32) {
         let source = directory.write(content, to: "big.bin")
         let (sender, room) = connectToScriptedRoom()
         sender.files.send(path: source, to: "bob") { [unowned sender] in sender.results.append($0) }
@@ -51,6 +62,11 @@ extension FileTransfersTests {
         _ = room.send(.fileAccept(id: id, offset: 0))
         _ = room.send(.fileCredit(id: id, through: 512 << 10))
         scheduler.run()
+        return (source, sender, room, id)
+    }
+
+    func testARelayedFileThatGetsNoMoreCreditFailsAfterTheCreditTimeout() throws {
+        let (source, sender, room, id) = try sendToBobWithTheFirstCredit()
         XCTAssertEqual(dataReceived(room, id: id), 512 << 10, "data goes as far as the credit")
 
         // Just short of the bound, a grant: the wait starts again from it.
@@ -94,12 +110,7 @@ extension FileTransfersTests {
         _ = room.send(.fileAccept(id: id, offset: 0))
         _ = room.send(.fileCredit(id: id, through: UInt64(content.count) - 1000))
         scheduler.run()
-        for _ in 0..<7 {
-            advance(by: .seconds(50), pinging: room)
-            room.stream.readBudget = 4096
-            room.stream.resumeReading()
-            scheduler.run()
-        }
+        readSlowly(room, rounds: 7, every: .seconds(50))
         XCTAssertTrue(sender.results.isEmpty, "waiting for its own outbox is not waiting for credit: \(sender.results)")
         XCTAssertLessThan(dataReceived(room, id: id), content.count - 1000, "the outbox still held data")
         // It reads again: the data goes as far as the credit, and only now the wait for the
@@ -124,14 +135,7 @@ extension FileTransfersTests {
     /// held 21 minutes for 9 bytes) does not start the wait again: only a grant of
     /// `creditStep` (or the rest of the file) does, as a working room's relay grants.
     func testCreditTrickledInTinyStepsDoesNotHoldTheFileForEver() throws {
-        let source = directory.write(content, to: "big.bin")
-        let (sender, room) = connectToScriptedRoom()
-        sender.files.send(path: source, to: "bob") { [unowned sender] in sender.results.append($0) }
-        scheduler.run()
-        let id = try XCTUnwrap(relayedOfferID(room), "\(room.messages)")
-        _ = room.send(.fileAccept(id: id, offset: 0))
-        _ = room.send(.fileCredit(id: id, through: 512 << 10))
-        scheduler.run()
+        let (source, sender, room, id) = try sendToBobWithTheFirstCredit()
         var through: UInt64 = 512 << 10
         for _ in 0..<2 {
             advance(by: FileTransfers.creditTimeout / 3, pinging: room)

@@ -52,12 +52,7 @@ extension FileTransfersTests {
         let (sender, peer, _) = try acceptAndStopReading("slow.bin")
         // 4 KiB every 59 s: never once a drain to the mark in the whole time, yet the outbox
         // moves within every 60 s, so the time starts again at each check.
-        for _ in 0..<12 {
-            advance(by: .seconds(59), pinging: peer)
-            peer.stream.readBudget = 4096
-            peer.stream.resumeReading()
-            scheduler.run()
-        }
+        readSlowly(peer, rounds: 12, every: .seconds(59))
         XCTAssertTrue(sender.results.isEmpty, "\(sender.results)")
         XCTAssertTrue(sender.link.isOpen)
         // It reads again: the file goes whole, and is confirmed.
