@@ -21,7 +21,7 @@ import TransportCore
 /// so that a slow link on which 2 MiB still waited does not use it up. That is seen at the
 /// next drain, or at the latest at the outbox check (`answerTimeout`) after it left.
 ///
-/// - Important: every method runs on the link's queue.
+/// - Important: every method runs on the link's executor (its event loop in the tools).
 extension FileTransfers {
     /// The outbox drained to `PeerLink.outboxMark` or emptied: it moved, so its time starts
     /// again; the current file sends more, or (ended) starts its wait for the result once its
