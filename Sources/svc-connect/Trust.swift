@@ -1,5 +1,4 @@
 import CommandLineSupport
-import Dispatch
 import DiscoveryCore
 import Messaging
 import PeerTrust
@@ -143,41 +142,5 @@ final class ConnectTrust: Sendable {
     private static func failure(_ refusal: TrustPolicy.Refusal) -> ToolFailure {
         if let warning = refusal.warning { Console.raw(warning + "\n", toStandardError: true) }
         return ToolFailure(ExitCode(refusal.exitCode), refusal.message)
-    }
-}
-
-/// The identity, loaded on a thread of its own from the start: reading and decoding the key,
-/// building the certificate and the client's TLS context take a few milliseconds that are
-/// spent while the service is being looked up, not before.
-private final class IdentityLoad: Sendable {
-    private let loaded = Mutex<Result<Identity, ToolFailure>?>(nil)
-    private let done = DispatchGroup()
-
-    init(path: String) {
-        done.enter()
-        DispatchQueue.global(qos: .userInitiated).async { [self] in
-            let result: Result<Identity, ToolFailure>
-            do throws(SecureTransportError) {
-                let identity = try Identity.loadOrCreate(at: path)
-                if identity.wasCreated, let path = identity.path {
-                    Console.note("made a new key for this user: \(path) (\(identity.fingerprint.full))")
-                }
-                try identity.prepareForConnecting()
-                result = .success(identity)
-            } catch {
-                result = .failure(ToolFailure(.configuration, error.message))
-            }
-            loaded.withLock { $0 = result }
-            done.leave()
-        }
-    }
-
-    /// The identity once loaded.
-    /// - Throws: `ToolFailure` (78) when the key file cannot be used.
-    func wait() throws(ToolFailure) -> Identity {
-        done.wait()
-        // Set before `leave()`, so never nil here.
-        guard let result = loaded.withLock({ $0 }) else { throw ToolFailure(.configuration, "the identity was not loaded") }
-        return try result.get()
     }
 }
