@@ -8,6 +8,7 @@
 //   3 the server sends WELCOME with a name of b % 48 bytes
 //   4 the clock moves on by b × 0.5 s (join timeout 5 s, heartbeats 15 s)
 //   5 the user types a numbered line (argument odd: a private one), /who, or /send of a file
+//     (argument % 8 == 7: to the member bob, relayed by the room: it waits for FILE_CREDIT)
 //   6 the server acknowledges through an 8-byte number (0 and UInt64.max included)
 //   7 the server stops or resumes reading, finishes, or closes; or the user stops the client
 // Checked: nothing traps; every frame the client writes fits 1 MiB and decodes; a line sent
@@ -137,7 +138,7 @@ func fuzzRoomClient(_ bytes: UnsafeRawBufferPointer) {
             case 0: client.submit(.say("line \(lines)"))
             case 1: client.submit(.message(to: "someone", text: "line \(lines)"))
             case 2: client.submit(.who)
-            default: client.submit(.send(to: nil, path: file))
+            default: client.submit(.send(to: argument % 8 == 7 ? "bob" : nil, path: file))
             }
         case 6:
             let through = input.integer(bytes: 8)

@@ -470,7 +470,9 @@ public final class RoomClient: @unchecked Sendable {
         guard acknowledgementWatch == nil, !isOver, !finishing, let watched = link, joined else { return }
         let timeout = confirmationTimeout
         let progress = confirmationProgress
-        let outboxBefore = watched.connection.bufferedByteCount
+        // Whether the outbox moved is what the peer took from it (`sentByteCount`), not its
+        // level: waiting sends refill it to the mark as fast as a slow room reads it.
+        let sentBefore = watched.connection.sentByteCount
         acknowledgementWatch = scheduler.schedule(after: timeout) { [weak self] in
             guard let self else { return }
             acknowledgementWatch = nil
@@ -479,9 +481,10 @@ public final class RoomClient: @unchecked Sendable {
             guard progress == confirmationProgress, link === watched else { return watchAcknowledgements() }
             if unacknowledgedCount > 0 {
                 stalledBecause = "the room acknowledged none of the text sent for \(timeout.secondsText) while more waited to be sent"
-            } else if outboxIsFull, watched.connection.bufferedByteCount >= outboxBefore {
+            } else if outboxIsFull, watched.connection.sentByteCount == sentBefore {
                 // Nothing to acknowledge (a room that does not acknowledge, or one that claimed
-                // everything): then the outbox must move, or the sends wait for ever.
+                // everything): then the outbox must move (the room takes some of it), or the
+                // sends wait for ever.
                 stalledBecause = "the room read none of the text waiting to be sent for \(timeout.secondsText)"
             } else {
                 return watchAcknowledgements()

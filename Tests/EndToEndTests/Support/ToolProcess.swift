@@ -24,14 +24,26 @@ final class ToolProcess: @unchecked Sendable {
         process.standardOutput = out
         process.standardError = err
         process.standardInput = stdinPipe
+        // Each pipe is read by a thread of its own with blocking read(2) until end of file.
+        // Not Foundation's readabilityHandler: under load its handler once stopped being
+        // called with 18 KiB and the end of file waiting in the pipe for 60 s after the tool
+        // had exited (HostileServerTests lost svc-connect's last line; swift-corelibs-foundation
+        // #3275); and a dispatch source left on a closed, reused descriptor had crashed the
+        // test process. The thread holds the read end until it has read the end of file.
         for (pipe, isOut) in [(out, true), (err, false)] {
-            pipe.fileHandleForReading.readabilityHandler = { [weak self] handle in
-                let data = handle.availableData
-                // At the end, stop watching the pipe before it can be closed: a dispatch source
-                // left on a closed (and reused) descriptor crashed the test process in libdispatch.
-                if data.isEmpty { handle.readabilityHandler = nil }
-                self?.append(data, isOut: isOut)
+            let handle = pipe.fileHandleForReading
+            let reader = Thread { [weak self] in
+                var buffer = [UInt8](repeating: 0, count: 65536)
+                while true {
+                    let count = buffer.withUnsafeMutableBytes { read(handle.fileDescriptor, $0.baseAddress, $0.count) }
+                    if count < 0 && errno == EINTR { continue }
+                    guard count > 0 else { break }
+                    self?.append(Data(buffer[..<count]), isOut: isOut)
+                }
+                self?.append(Data(), isOut: isOut)
             }
+            reader.name = "ToolProcess.\(isOut ? "stdout" : "stderr")"
+            reader.start()
         }
         try process.run()
     }
