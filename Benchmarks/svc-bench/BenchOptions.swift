@@ -18,7 +18,7 @@ struct BenchOptions: Sendable {
     var heartbeat: Duration = .seconds(15)
     var timeout: Duration = .seconds(60)
     var prefix = "bench"
-    /// `--tls`: connect through TLS 1.3 (flood, ping, room).
+    /// `--tls`: connect through TLS 1.3 (flood, ping, room), or accept through it (sink).
     var tls = false
     /// `--fingerprint`: the only server key `--tls` accepts; nil accepts any.
     var fingerprint: String?
@@ -43,7 +43,7 @@ struct BenchOptions: Sendable {
             .init("heartbeat", value: "seconds", help: "Members ping after this much silence (room; default: 15)."),
             .init("timeout", value: "seconds", help: "Give up on a phase after this long (default: 60)."),
             .init("prefix", value: "name", help: "Instance name prefix (register) or member name prefix (room)."),
-            .init("tls", help: "Connect through TLS 1.3 with a key made in memory (flood, ping, room); without --fingerprint any server key is accepted."),
+            .init("tls", help: "Connect through TLS 1.3 with a key made in memory (flood, ping, room; without --fingerprint any server key is accepted), or accept through it (sink; any client key)."),
             .init("fingerprint", value: "key", help: "With --tls: accept only this server key (full form, or at least its first 12 characters)."),
             .init("identity", value: "path", help: "With --tls: present this key file (made if missing, 0600) instead of a key made in memory."),
             .init("at-once", help: "Members connect all at the same time, as after an outage, each again when the room answers server-full (room; default: one after another)."),
@@ -66,7 +66,8 @@ struct BenchOptions: Sendable {
               for this run: made in memory, or --identity's file (a room binds member names to
               keys, so members that should get their names back present the same file). svc-bench is a load generator, not a member to trust:
               it reads and writes no known_peers, and without --fingerprint it accepts whatever key
-              the server presents. Without --tls it speaks plaintext protocol v1, which a room
+              the server presents. sink --tls accepts one TLS 1.3 client (ALPN p2pm/2, any client
+              key) and counts the TEXT frames inside. Without --tls it speaks plaintext protocol v1, which a room
               lets in only with 'svc-publish --allow-plaintext'.
 
             EXIT STATUS:
@@ -92,7 +93,7 @@ struct BenchOptions: Sendable {
         if let text = parsed.value("timeout") { timeout = try parseSeconds(text, option: "timeout") }
         if let text = parsed.value("prefix") { prefix = text }
         tls = parsed.flag("tls")
-        if tls, ![.flood, .ping, .room].contains(mode) { throw UsageError("--tls applies to flood, ping and room, not \(mode.rawValue)") }
+        if tls, ![.flood, .sink, .ping, .room].contains(mode) { throw UsageError("--tls applies to flood, sink, ping and room, not \(mode.rawValue)") }
         if let text = parsed.value("fingerprint") {
             guard tls else { throw UsageError("--fingerprint needs --tls") }
             guard PublicKeyFingerprint.isWellFormedPrefix(text) else {

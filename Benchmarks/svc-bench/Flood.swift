@@ -46,8 +46,9 @@ enum Flood {
         return .success
     }
 
-    /// Accepts one connection and times the arrival of `count` TEXT frames, first to last.
-    static func receive(_ options: BenchOptions) async throws -> ExitCode {
+    /// Accepts one connection (through TLS with `security`, as its server) and times the
+    /// arrival of `count` TEXT frames, first to last.
+    static func receive(_ options: BenchOptions, security: ClientSecurity?) async throws -> ExitCode {
         let loop = try EventLoop(name: "bench-sink")
         defer { loop.shutdown() }
         let listener = try TCPListener(port: options.port)
@@ -57,7 +58,17 @@ enum Flood {
         listener.start(on: loop) { socket, peer in
             guard !state.accepted else { return }
             state.accepted = true
-            let link = PeerLink(Connection(socket: socket, peer: peer, loop: loop), handshakeTimeout: nil, heartbeatInterval: .seconds(3600))
+            let connection = Connection(socket: socket, peer: peer, loop: loop)
+            let stream: any ByteStream
+            do {
+                stream = try security?.serve(connection, loop: loop) ?? connection
+            } catch {
+                Console.error("\(error)")
+                connection.close()
+                finished.continuation.yield((0, 0))
+                return
+            }
+            let link = PeerLink(stream, scheduler: loop, handshakeTimeout: nil, heartbeatInterval: .seconds(3600))
             link.start(onMessage: { message in
                 guard case .text = message else { return }
                 if state.received == 0 { state.first = monotonicNanoseconds() }
