@@ -18,7 +18,8 @@ import TransportPOSIX
 /// After the handshake, small sends are gathered as `Connection` gathers them: the plaintext of
 /// one turn of the loop waits in one buffer (`send(writing:)` encodes straight into it) and is
 /// encrypted at the turn's end in as few records as it fills, not one record (5-byte header,
-/// 16-byte tag, one `SSL_write`) and one allocation per message. Only while the whole outbox,
+/// 16-byte tag, one `SSL_write`) and one allocation per message, and the records are written at
+/// once (`ByteStream.sendNow`), not after what else runs at the end of the iteration. Only while the whole outbox,
 /// the gathered bytes counted as the ciphertext they become, stays within `outboxLimit`; a send
 /// that would pass it, or one of `gatherLimit` bytes or more, is encrypted at once behind what
 /// was gathered, and the wrapped stream's limit judges it then, as before. 64 KiB gathered are
@@ -270,28 +271,29 @@ public final class TLSStream: ByteStream {
         isGatheredFlushScheduled = true
         let work = { [self] in
             isGatheredFlushScheduled = false
-            if !isClosed { _ = flushGathered() }
+            if !isClosed { _ = flushGathered(now: true) }
         }
-        // After the work of this turn, and before the wrapped `Connection`'s own gathered write.
+        // After the work of this turn; the records are then written at once (`sendNow`), not
+        // after what else runs at the end of the iteration.
         if let loop = scheduler as? EventLoop { loop.executeAtEndOfIteration(work) } else { scheduler.execute(work) }
         return true
     }
 
-    /// Encrypts what was gathered and hands it to the wrapped stream. False when that failed
-    /// (the stream closed).
-    private func flushGathered() -> Bool {
+    /// Encrypts what was gathered and hands it to the wrapped stream (`now`: to be written at
+    /// once, see `ByteStream.sendNow`). False when that failed (the stream closed).
+    private func flushGathered(now: Bool = false) -> Bool {
         guard !gathered.isEmpty else { return !isClosed }
         // Taken out first: the upper layer may send again from inside `encrypt` (a close it reports).
         let plaintext = gathered
         gathered = []
-        return encryptCounted(plaintext, countedAs: Self.ciphertextSize(ofPlaintext: plaintext.count))
+        return encryptCounted(plaintext, countedAs: Self.ciphertextSize(ofPlaintext: plaintext.count), now: now)
     }
 
     /// Encrypts `plaintext`, which `bufferedByteCount` counted as `counted` bytes, and keeps
     /// `sentCorrection` for what it became beyond that.
-    private func encryptCounted(_ plaintext: [UInt8], countedAs counted: Int) -> Bool {
+    private func encryptCounted(_ plaintext: [UInt8], countedAs counted: Int, now: Bool = false) -> Bool {
         let before = inner.sentByteCount + inner.bufferedByteCount
-        guard plaintext.withUnsafeBytes({ encrypt($0) }) else { return false }
+        guard plaintext.withUnsafeBytes({ encrypt($0, now: now) }) else { return false }
         sentCorrection += inner.sentByteCount + inner.bufferedByteCount - before - counted
         return true
     }
@@ -522,8 +524,8 @@ public final class TLSStream: ByteStream {
         }
     }
 
-    /// Encrypts and hands the records to the wrapped stream.
-    private func encrypt(_ bytes: UnsafeRawBufferPointer) -> Bool {
+    /// Encrypts and hands the records to the wrapped stream (`now`: see `ByteStream.sendNow`).
+    private func encrypt(_ bytes: UnsafeRawBufferPointer, now: Bool = false) -> Bool {
         var offset = 0
         var records = 0
         while offset < bytes.count {
@@ -539,7 +541,7 @@ public final class TLSStream: ByteStream {
             records += 1
             // A few records at a time, so the BIO stays small.
             if records % Self.recordsAtOnce == 0 || offset == bytes.count {
-                guard flushCiphertext() else { return false }
+                guard flushCiphertext(now: now) else { return false }
             }
         }
         return true
@@ -558,14 +560,14 @@ public final class TLSStream: ByteStream {
 
     /// Moves what OpenSSL wrote into the wrapped stream. False when that stream refused
     /// (it then closed, and so did this one).
-    private func flushCiphertext() -> Bool {
+    private func flushCiphertext(now: Bool = false) -> Bool {
         let pending = Int(cssl_bio_pending(networkOut))
         guard pending > 0 else { return true }
         let bytes = [UInt8](unsafeUninitializedCapacity: pending) { buffer, count in
             count = Int(max(0, BIO_read(networkOut, buffer.baseAddress, Int32(clamping: pending))))
         }
         guard inner.isOpen else { return false }
-        return inner.send(bytes) && !isClosed
+        return (now ? bytes.withUnsafeBytes { inner.sendNow($0) } : inner.send(bytes)) && !isClosed
     }
 
     // MARK: - Called by the callbacks in TLSContext.swift, inside libssl calls
