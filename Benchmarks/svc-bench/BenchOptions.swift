@@ -12,6 +12,8 @@ struct BenchOptions: Sendable {
     var port: UInt16 = 0
     var count = 100_000
     var size = 64
+    /// `--batch`: messages `flood` hands to the link in one call.
+    var batch = 64
     var clients = 200
     var messages = 100
     var idle: Duration = .zero
@@ -36,6 +38,7 @@ struct BenchOptions: Sendable {
             .init("to", value: "ipv4:port", help: "The server to connect to (flood, ping, room)."),
             .init("port", value: "port", help: "The port to listen on (sink; default: any free port, printed)."),
             .init("count", value: "n", help: "Messages (flood, sink), round trips (ping) or services (register)."),
+            .init("batch", value: "n", help: "Messages flood hands to the link in one call (default: 64; 1 sends each alone, as a room relays)."),
             .init("size", value: "bytes", help: "Payload bytes of each TEXT frame (flood, ping; default: 64)."),
             .init("clients", value: "n", help: "Members to connect (room; default: 200)."),
             .init("messages", value: "n", help: "Messages each member sends to the room (room; default: 100)."),
@@ -85,6 +88,8 @@ struct BenchOptions: Sendable {
         if let text = parsed.value("port") { port = try parsePort(text, option: "port") }
         count = try Self.positive(parsed.value("count"), option: "count", default: mode == .register ? 200 : count)
         size = try Self.positive(parsed.value("size"), option: "size", default: size)
+        batch = try Self.positive(parsed.value("batch"), option: "batch", default: batch)
+        if parsed.value("batch") != nil, mode != .flood { throw UsageError("--batch applies to flood only") }
         if size < 4 || size > 65_536 { throw UsageError("--size must be 4 to 65536 bytes") }
         clients = try Self.positive(parsed.value("clients"), option: "clients", default: clients)
         messages = try Self.positive(parsed.value("messages"), option: "messages", default: messages, allowZero: true)

@@ -20,14 +20,19 @@ enum Flood {
                                   security: security, onMessage: { _ in }, onEnd: { ended.continuation.yield($0) })
         loop.execute {
             var sent = 0
-            // Sent 64 at a time, as a program with many lines at hand would (`PeerLink.send(contentsOf:)`);
-            // each batch is made anew, as such a program would make it.
+            // Sent `--batch` (64) at a time, as a program with many lines at hand would
+            // (`PeerLink.send(contentsOf:)`); each batch is made anew, as such a program would
+            // make it. `--batch 1` sends each message alone (`PeerLink.send(_:)`), as a room relays.
             var batch: [Message] = []
             func fill() {
                 while sent < options.count, link.connection.bufferedByteCount < 1 << 20 {
                     batch.removeAll(keepingCapacity: true)
-                    for _ in 0..<min(64, options.count - sent) { batch.append(.text(from: "", to: "", text: text)) }
-                    guard link.send(contentsOf: batch) else { return }
+                    for _ in 0..<min(options.batch, options.count - sent) { batch.append(.text(from: "", to: "", text: text)) }
+                    if batch.count == 1 {
+                        guard link.send(batch[0]) else { return }
+                    } else {
+                        guard link.send(contentsOf: batch) else { return }
+                    }
                     sent += batch.count
                 }
                 if sent == options.count {
