@@ -151,6 +151,7 @@ public final class Connection: EventLoopSelectable {
                 do throws(TransportError) {
                     while !rest.isEmpty, case .processed(let count) = try socket.write(UnsafeRawBufferPointer(rebasing: rest)) {
                         rest = rest.dropFirst(count)
+                        sentByteCount += count // taken by the kernel as surely as a queued write
                     }
                 } catch {
                     close(error.isReset ? .reset : .failed(error))
