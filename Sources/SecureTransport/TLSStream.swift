@@ -250,9 +250,17 @@ public final class TLSStream: ByteStream {
         let added = gathered.count - before
         guard added > 0 else { return true }
         if gathers(added, more: false) { return gatheredGrew() }
-        // Too large to wait: what was gathered before goes first, then these bytes at once.
-        let bytes = Array(gathered[before...])
-        gathered.removeSubrange(before...)
+        // Too large to wait: what was gathered before goes first, then these bytes at once. The
+        // buffer is let go either way (taken whole, or emptied by `flushGathered`): it keeps no
+        // large message's capacity.
+        let bytes: [UInt8]
+        if before == 0 {
+            bytes = gathered
+            gathered = []
+        } else {
+            bytes = Array(gathered[before...])
+            gathered.removeSubrange(before...)
+        }
         return flushGathered() && bytes.withUnsafeBytes { encrypt($0) }
     }
 
