@@ -12,13 +12,15 @@ struct BenchOptions: Sendable {
     var port: UInt16 = 0
     var count = 100_000
     var size = 64
+    /// `--batch`: messages `flood` hands to the link in one call.
+    var batch = 64
     var clients = 200
     var messages = 100
     var idle: Duration = .zero
     var heartbeat: Duration = .seconds(15)
     var timeout: Duration = .seconds(60)
     var prefix = "bench"
-    /// `--tls`: connect through TLS 1.3 (flood, ping, room).
+    /// `--tls`: connect through TLS 1.3 (flood, ping, room), or accept through it (sink).
     var tls = false
     /// `--fingerprint`: the only server key `--tls` accepts; nil accepts any.
     var fingerprint: String?
@@ -36,6 +38,7 @@ struct BenchOptions: Sendable {
             .init("to", value: "ipv4:port", help: "The server to connect to (flood, ping, room)."),
             .init("port", value: "port", help: "The port to listen on (sink; default: any free port, printed)."),
             .init("count", value: "n", help: "Messages (flood, sink), round trips (ping) or services (register)."),
+            .init("batch", value: "n", help: "Messages flood hands to the link in one call (default: 64; 1 sends each alone, as a room relays)."),
             .init("size", value: "bytes", help: "Payload bytes of each TEXT frame (flood, ping; default: 64)."),
             .init("clients", value: "n", help: "Members to connect (room; default: 200)."),
             .init("messages", value: "n", help: "Messages each member sends to the room (room; default: 100)."),
@@ -43,7 +46,7 @@ struct BenchOptions: Sendable {
             .init("heartbeat", value: "seconds", help: "Members ping after this much silence (room; default: 15)."),
             .init("timeout", value: "seconds", help: "Give up on a phase after this long (default: 60)."),
             .init("prefix", value: "name", help: "Instance name prefix (register) or member name prefix (room)."),
-            .init("tls", help: "Connect through TLS 1.3 with a key made in memory (flood, ping, room); without --fingerprint any server key is accepted."),
+            .init("tls", help: "Connect through TLS 1.3 with a key made in memory (flood, ping, room; without --fingerprint any server key is accepted), or accept through it (sink; any client key)."),
             .init("fingerprint", value: "key", help: "With --tls: accept only this server key (full form, or at least its first 12 characters)."),
             .init("identity", value: "path", help: "With --tls: present this key file (made if missing, 0600) instead of a key made in memory."),
             .init("at-once", help: "Members connect all at the same time, as after an outage, each again when the room answers server-full (room; default: one after another)."),
@@ -66,7 +69,8 @@ struct BenchOptions: Sendable {
               for this run: made in memory, or --identity's file (a room binds member names to
               keys, so members that should get their names back present the same file). svc-bench is a load generator, not a member to trust:
               it reads and writes no known_peers, and without --fingerprint it accepts whatever key
-              the server presents. Without --tls it speaks plaintext protocol v1, which a room
+              the server presents. sink --tls accepts one TLS 1.3 client (ALPN p2pm/2, any client
+              key) and counts the TEXT frames inside. Without --tls it speaks plaintext protocol v1, which a room
               lets in only with 'svc-publish --allow-plaintext'.
 
             EXIT STATUS:
@@ -84,6 +88,8 @@ struct BenchOptions: Sendable {
         if let text = parsed.value("port") { port = try parsePort(text, option: "port") }
         count = try Self.positive(parsed.value("count"), option: "count", default: mode == .register ? 200 : count)
         size = try Self.positive(parsed.value("size"), option: "size", default: size)
+        batch = try Self.positive(parsed.value("batch"), option: "batch", default: batch)
+        if parsed.value("batch") != nil, mode != .flood { throw UsageError("--batch applies to flood only") }
         if size < 4 || size > 65_536 { throw UsageError("--size must be 4 to 65536 bytes") }
         clients = try Self.positive(parsed.value("clients"), option: "clients", default: clients)
         messages = try Self.positive(parsed.value("messages"), option: "messages", default: messages, allowZero: true)
@@ -92,7 +98,7 @@ struct BenchOptions: Sendable {
         if let text = parsed.value("timeout") { timeout = try parseSeconds(text, option: "timeout") }
         if let text = parsed.value("prefix") { prefix = text }
         tls = parsed.flag("tls")
-        if tls, ![.flood, .ping, .room].contains(mode) { throw UsageError("--tls applies to flood, ping and room, not \(mode.rawValue)") }
+        if tls, ![.flood, .sink, .ping, .room].contains(mode) { throw UsageError("--tls applies to flood, sink, ping and room, not \(mode.rawValue)") }
         if let text = parsed.value("fingerprint") {
             guard tls else { throw UsageError("--fingerprint needs --tls") }
             guard PublicKeyFingerprint.isWellFormedPrefix(text) else {

@@ -4,7 +4,7 @@ import SecureTransport
 import TransportCore
 import TransportPOSIX
 
-/// svc-bench's `--tls`: its connections go through TLS 1.3 as a client, with one key for this
+/// svc-bench's `--tls`: its connections go through TLS 1.3 as a client (`sink`: as a server), with one key for this
 /// process (every member of `room` presents it): made in memory, or `--identity`'s file, so
 /// that members of another run come back with the key their names are bound to.
 ///
@@ -34,6 +34,17 @@ struct ClientSecurity: Sendable {
         do throws(SecureTransportError) {
             return try TLSStream(over: connection, scheduler: loop, identity: identity,
                                  role: .client(acceptsServerKey: { key in expected.map { key.matches($0) } ?? true }))
+        } catch {
+            throw ToolFailure(.software, "cannot start TLS: \(error.message)")
+        }
+    }
+
+    /// `connection` (accepted, not started yet) wrapped in a TLS server stream that runs on
+    /// `loop` (`sink --tls`): it presents this process's key and takes any client key.
+    /// - Throws: `ToolFailure` (70) when OpenSSL cannot make the connection.
+    func serve(_ connection: Connection, loop: EventLoop) throws -> TLSStream {
+        do throws(SecureTransportError) {
+            return try TLSStream(over: connection, scheduler: loop, identity: identity, role: .server)
         } catch {
             throw ToolFailure(.software, "cannot start TLS: \(error.message)")
         }

@@ -20,14 +20,19 @@ enum Flood {
                                   security: security, onMessage: { _ in }, onEnd: { ended.continuation.yield($0) })
         loop.execute {
             var sent = 0
-            // Sent 64 at a time, as a program with many lines at hand would (`PeerLink.send(contentsOf:)`);
-            // each batch is made anew, as such a program would make it.
+            // Sent `--batch` (64) at a time, as a program with many lines at hand would
+            // (`PeerLink.send(contentsOf:)`); each batch is made anew, as such a program would
+            // make it. `--batch 1` sends each message alone (`PeerLink.send(_:)`), as a room relays.
             var batch: [Message] = []
             func fill() {
                 while sent < options.count, link.connection.bufferedByteCount < 1 << 20 {
                     batch.removeAll(keepingCapacity: true)
-                    for _ in 0..<min(64, options.count - sent) { batch.append(.text(from: "", to: "", text: text)) }
-                    guard link.send(contentsOf: batch) else { return }
+                    for _ in 0..<min(options.batch, options.count - sent) { batch.append(.text(from: "", to: "", text: text)) }
+                    if batch.count == 1 {
+                        guard link.send(batch[0]) else { return }
+                    } else {
+                        guard link.send(contentsOf: batch) else { return }
+                    }
                     sent += batch.count
                 }
                 if sent == options.count {
@@ -46,8 +51,9 @@ enum Flood {
         return .success
     }
 
-    /// Accepts one connection and times the arrival of `count` TEXT frames, first to last.
-    static func receive(_ options: BenchOptions) async throws -> ExitCode {
+    /// Accepts one connection (through TLS with `security`, as its server) and times the
+    /// arrival of `count` TEXT frames, first to last.
+    static func receive(_ options: BenchOptions, security: ClientSecurity?) async throws -> ExitCode {
         let loop = try EventLoop(name: "bench-sink")
         defer { loop.shutdown() }
         let listener = try TCPListener(port: options.port)
@@ -57,7 +63,17 @@ enum Flood {
         listener.start(on: loop) { socket, peer in
             guard !state.accepted else { return }
             state.accepted = true
-            let link = PeerLink(Connection(socket: socket, peer: peer, loop: loop), handshakeTimeout: nil, heartbeatInterval: .seconds(3600))
+            let connection = Connection(socket: socket, peer: peer, loop: loop)
+            let stream: any ByteStream
+            do {
+                stream = try security?.serve(connection, loop: loop) ?? connection
+            } catch {
+                Console.error("\(error)")
+                connection.close()
+                finished.continuation.yield((0, 0))
+                return
+            }
+            let link = PeerLink(stream, scheduler: loop, handshakeTimeout: nil, heartbeatInterval: .seconds(3600))
             link.start(onMessage: { message in
                 guard case .text = message else { return }
                 if state.received == 0 { state.first = monotonicNanoseconds() }

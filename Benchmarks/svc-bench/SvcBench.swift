@@ -12,7 +12,7 @@ struct SvcBench {
             let security = options.tls ? try ClientSecurity(expectedServerKey: options.fingerprint, identityPath: options.identity) : nil
             switch options.mode {
             case .flood: return try await Flood.send(options, security: security)
-            case .sink: return try await Flood.receive(options)
+            case .sink: return try await Flood.receive(options, security: security)
             case .ping: return try await PingPong.run(options, security: security)
             case .room: return try await RoomLoad.run(options, security: security)
             case .register: return try await ManyRegistrations.run(options)

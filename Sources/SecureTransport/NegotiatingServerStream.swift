@@ -41,7 +41,8 @@ public final class NegotiatingServerStream: ByteStream {
     public private(set) var isClosed = false
     public var isOpen: Bool { !isClosed && !isFinishing }
     public var bufferedByteCount: Int { waiting.count + (tls?.bufferedByteCount ?? inner.bufferedByteCount) }
-    public var sentByteCount: Int { inner.sentByteCount }
+    /// The TLS stream's once it exists (it corrects for what its plaintext became).
+    public var sentByteCount: Int { tls?.sentByteCount ?? inner.sentByteCount }
     public var secureSession: SecureSession? { tls?.secureSession }
 
     // All guarded by the executor (see above).
@@ -91,6 +92,18 @@ public final class NegotiatingServerStream: ByteStream {
         }
         waiting.append(contentsOf: bytes)
         return true
+    }
+
+    /// Encodes straight into the chosen path's buffer (the TLS stream's gathered plaintext, the
+    /// plaintext connection's outbox); before the decision into an array that then waits.
+    @discardableResult
+    public func send(writing write: (inout [UInt8]) -> Void) -> Bool {
+        guard isOpen else { return false }
+        if let tls { return tls.send(writing: write) }
+        if decision == .plaintext { return inner.send(writing: write) }
+        var bytes: [UInt8] = []
+        write(&bytes)
+        return send(bytes)
     }
 
     /// Finishes the chosen path. Before the decision nothing can be sent (it is not known yet

@@ -15,6 +15,16 @@ import TransportPOSIX
 /// Bytes sent before then wait here, up to `outboxLimit` (past it the stream fails and closes,
 /// as `Connection` does); afterwards the wrapped stream's own outbox limit applies.
 ///
+/// After the handshake, small sends are gathered as `Connection` gathers them: the plaintext of
+/// one turn of the loop waits in one buffer (`send(writing:)` encodes straight into it) and is
+/// encrypted at the turn's end in as few records as it fills, not one record (5-byte header,
+/// 16-byte tag, one `SSL_write`) and one allocation per message, and the records are written at
+/// once (`ByteStream.sendNow`), not after what else runs at the end of the iteration. Only while the whole outbox,
+/// the gathered bytes counted as the ciphertext they become, stays within `outboxLimit`; a send
+/// that would pass it, or one of `gatherLimit` bytes or more, is encrypted at once behind what
+/// was gathered, and the wrapped stream's limit judges it then, as before. 64 KiB gathered are
+/// encrypted at once too.
+///
 /// A handshake that fails closes the stream with `.failed(TransportError)` whose call is
 /// "TLS" and whose text says what happened, e.g. `TLS: the peer does not speak TLS 1.3 ...`;
 /// the wrapped stream then gets a moment (`lingerAfterFailure`) to carry the alert before it is
@@ -60,6 +70,18 @@ public final class TLSStream: ByteStream {
     /// A peer that sends more (each costs us a key derivation) is cut off.
     static let keyUpdateBurst = 8
     static let keyUpdateInterval: Duration = .seconds(10)
+    /// What TLS 1.3 adds to each record with the AEAD suites OpenSSL offers (AES-GCM,
+    /// ChaCha20-Poly1305) and no padding: a 5-byte header, the inner content type and a 16-byte
+    /// tag. Gathered plaintext counts in `bufferedByteCount` as the ciphertext it becomes.
+    static let recordOverhead = 22
+    /// Sends smaller than this are gathered until the turn's end; and once this much is
+    /// gathered it is encrypted at once (a few whole records, the size `encrypt` flushes).
+    static let gatherLimit = recordsAtOnce * recordSize
+
+    /// The ciphertext `count` bytes of plaintext become when `encrypt` cuts them into records.
+    static func ciphertextSize(ofPlaintext count: Int) -> Int {
+        count + (count + recordSize - 1) / recordSize * recordOverhead
+    }
 
     /// The most bytes that may wait for the handshake to complete.
     public let outboxLimit: Int
@@ -74,10 +96,16 @@ public final class TLSStream: ByteStream {
     public private(set) var isClosed = false
     public var isOpen: Bool { !isClosed && !isFinishing }
     public var peer: SocketEndpoint? { inner.peer }
-    public var bufferedByteCount: Int { waiting.count + inner.bufferedByteCount }
-    /// Ciphertext the wrapped stream has sent (plaintext waiting for the handshake counts in
-    /// `bufferedByteCount` as itself, and leaves as slightly more ciphertext).
-    public var sentByteCount: Int { inner.sentByteCount }
+    /// Plaintext waiting for the handshake (as itself), plaintext gathered in this turn (as the
+    /// ciphertext it becomes), and the wrapped stream's ciphertext.
+    public var bufferedByteCount: Int {
+        waiting.count + Self.ciphertextSize(ofPlaintext: gathered.count) + inner.bufferedByteCount
+    }
+    /// Ciphertext the wrapped stream has sent, less what the queued plaintext became beyond
+    /// what `bufferedByteCount` counted for it (`sentCorrection`): so `sentByteCount +
+    /// bufferedByteCount` does not move when plaintext is encrypted, and bytes counted as
+    /// queued have left when `sentByteCount` reaches the sum.
+    public var sentByteCount: Int { inner.sentByteCount - sentCorrection }
 
     // All guarded by the executor (see above).
     private let inner: any ByteStream
@@ -94,6 +122,14 @@ public final class TLSStream: ByteStream {
     private let networkOut: OpaquePointer
     /// Plaintext sent before the handshake completed.
     private var waiting: [UInt8] = []
+    /// Plaintext sent after the handshake in this turn, encrypted at its end (`flushGathered`).
+    /// Let go once encrypted, so that an idle connection keeps no buffer.
+    private var gathered: [UInt8] = []
+    private var isGatheredFlushScheduled = false
+    /// Ciphertext that queued plaintext became beyond what `bufferedByteCount` counted for it
+    /// (the plaintext itself before the handshake, `ciphertextSize` after; a key update OpenSSL
+    /// answers with adds to it); see `sentByteCount`.
+    private var sentCorrection = 0
     private var isFinishing = false
     private var isPaused = false
     private var isDeliveryScheduled = false
@@ -174,11 +210,13 @@ public final class TLSStream: ByteStream {
         if !isServer { advance() }
     }
 
-    /// Queues plaintext: encrypted at once after the handshake, kept until then (up to
-    /// `outboxLimit`). Returns false, and closes with `.failed`, past that limit; false when
+    /// Queues plaintext: after the handshake gathered until the turn's end, or encrypted at once
+    /// (see the type's notes); kept until then (up to `outboxLimit`). Returns false, and closes
+    /// with `.failed`, past that limit (after the handshake: the wrapped stream's); false when
     /// the stream cannot send any more.
     @discardableResult
     public func send(_ bytes: UnsafeRawBufferPointer) -> Bool {
+        scheduler.assertOnExecutor()
         guard isOpen else { return false }
         guard secureSession != nil else {
             guard waiting.count + bytes.count <= outboxLimit else {
@@ -188,7 +226,84 @@ public final class TLSStream: ByteStream {
             waiting.append(contentsOf: bytes)
             return true
         }
-        return encrypt(bytes)
+        guard !bytes.isEmpty else { return true }
+        if gathers(bytes.count, more: true) {
+            gathered.append(contentsOf: bytes)
+            return gatheredGrew()
+        }
+        return flushGathered() && encrypt(bytes)
+    }
+
+    /// Encodes straight into the gathered plaintext after the handshake (a message is not first
+    /// encoded into an array of its own and copied); as `send(_:)` otherwise.
+    @discardableResult
+    public func send(writing write: (inout [UInt8]) -> Void) -> Bool {
+        scheduler.assertOnExecutor()
+        guard isOpen else { return false }
+        guard secureSession != nil else {
+            var bytes: [UInt8] = []
+            write(&bytes)
+            return send(bytes)
+        }
+        let before = gathered.count
+        write(&gathered)
+        let added = gathered.count - before
+        guard added > 0 else { return true }
+        if gathers(added, more: false) { return gatheredGrew() }
+        // Too large to wait: what was gathered before goes first, then these bytes at once. The
+        // buffer is let go either way (taken whole, or emptied by `flushGathered`): it keeps no
+        // large message's capacity.
+        let bytes: [UInt8]
+        if before == 0 {
+            bytes = gathered
+            gathered = []
+        } else {
+            bytes = Array(gathered[before...])
+            gathered.removeSubrange(before...)
+        }
+        return flushGathered() && bytes.withUnsafeBytes { encrypt($0) }
+    }
+
+    /// Whether a send of `count` bytes waits for the turn's end: small, and the whole outbox
+    /// within `outboxLimit` with it (`more`: not yet in `gathered`).
+    private func gathers(_ count: Int, more: Bool) -> Bool {
+        count < Self.gatherLimit
+            && inner.bufferedByteCount + Self.ciphertextSize(ofPlaintext: gathered.count + (more ? count : 0)) <= outboxLimit
+    }
+
+    /// `gathered` grew: encrypted now once it holds `gatherLimit` bytes, else at the turn's end.
+    /// False when encrypting failed (the stream closed).
+    private func gatheredGrew() -> Bool {
+        if gathered.count >= Self.gatherLimit { return flushGathered() }
+        guard !isGatheredFlushScheduled else { return true }
+        isGatheredFlushScheduled = true
+        let work = { [self] in
+            isGatheredFlushScheduled = false
+            if !isClosed { _ = flushGathered(now: true) }
+        }
+        // After the work of this turn; the records are then written at once (`sendNow`), not
+        // after what else runs at the end of the iteration.
+        if let loop = scheduler as? EventLoop { loop.executeAtEndOfIteration(work) } else { scheduler.execute(work) }
+        return true
+    }
+
+    /// Encrypts what was gathered and hands it to the wrapped stream (`now`: to be written at
+    /// once, see `ByteStream.sendNow`). False when that failed (the stream closed).
+    private func flushGathered(now: Bool = false) -> Bool {
+        guard !gathered.isEmpty else { return !isClosed }
+        // Taken out first: the upper layer may send again from inside `encrypt` (a close it reports).
+        let plaintext = gathered
+        gathered = []
+        return encryptCounted(plaintext, countedAs: Self.ciphertextSize(ofPlaintext: plaintext.count), now: now)
+    }
+
+    /// Encrypts `plaintext`, which `bufferedByteCount` counted as `counted` bytes, and keeps
+    /// `sentCorrection` for what it became beyond that.
+    private func encryptCounted(_ plaintext: [UInt8], countedAs counted: Int, now: Bool = false) -> Bool {
+        let before = inner.sentByteCount + inner.bufferedByteCount
+        guard plaintext.withUnsafeBytes({ encrypt($0, now: now) }) else { return false }
+        sentCorrection += inner.sentByteCount + inner.bufferedByteCount - before - counted
+        return true
     }
 
     /// Sends what is queued and TLS's close_notify, then finishes the wrapped stream; the
@@ -238,11 +353,12 @@ public final class TLSStream: ByteStream {
 
     /// Calls `handler` each time the wrapped stream's outbox empties with nothing waiting here.
     /// Also when the wrapped stream's outbox falls to `mark` bytes with nothing waiting here.
+    /// (Bytes gathered in this turn are still to come: the wrapped stream drains again after.)
     public func whenDrained(toAtMost mark: Int, _ handler: (() -> Void)?) {
         upper.onDrained = handler
         upper.drainMark = mark
         inner.whenDrained(toAtMost: mark, handler == nil ? nil : { [weak self] in
-            guard let self, !isClosed, waiting.isEmpty, secureSession != nil else { return }
+            guard let self, !isClosed, waiting.isEmpty, gathered.isEmpty, secureSession != nil else { return }
             upper.onDrained?()
         })
     }
@@ -363,7 +479,7 @@ public final class TLSStream: ByteStream {
         if !waiting.isEmpty {
             let queued = waiting
             waiting = []
-            guard queued.withUnsafeBytes({ encrypt($0) }) else { return false }
+            guard encryptCounted(queued, countedAs: queued.count) else { return false }
         }
         if isFinishing { shutDown() }
         return !isClosed
@@ -416,8 +532,8 @@ public final class TLSStream: ByteStream {
         }
     }
 
-    /// Encrypts and hands the records to the wrapped stream.
-    private func encrypt(_ bytes: UnsafeRawBufferPointer) -> Bool {
+    /// Encrypts and hands the records to the wrapped stream (`now`: see `ByteStream.sendNow`).
+    private func encrypt(_ bytes: UnsafeRawBufferPointer, now: Bool = false) -> Bool {
         var offset = 0
         var records = 0
         while offset < bytes.count {
@@ -433,14 +549,15 @@ public final class TLSStream: ByteStream {
             records += 1
             // A few records at a time, so the BIO stays small.
             if records % Self.recordsAtOnce == 0 || offset == bytes.count {
-                guard flushCiphertext() else { return false }
+                guard flushCiphertext(now: now) else { return false }
             }
         }
         return true
     }
 
-    /// Sends close_notify and finishes the wrapped stream.
+    /// Sends what was gathered and close_notify, and finishes the wrapped stream.
     private func shutDown() {
+        guard flushGathered() else { return }
         ERR_clear_error()
         let result = SSL_shutdown(ssl)
         _ = SSL_get_error(ssl, result)
@@ -451,14 +568,14 @@ public final class TLSStream: ByteStream {
 
     /// Moves what OpenSSL wrote into the wrapped stream. False when that stream refused
     /// (it then closed, and so did this one).
-    private func flushCiphertext() -> Bool {
+    private func flushCiphertext(now: Bool = false) -> Bool {
         let pending = Int(cssl_bio_pending(networkOut))
         guard pending > 0 else { return true }
         let bytes = [UInt8](unsafeUninitializedCapacity: pending) { buffer, count in
             count = Int(max(0, BIO_read(networkOut, buffer.baseAddress, Int32(clamping: pending))))
         }
         guard inner.isOpen else { return false }
-        return inner.send(bytes) && !isClosed
+        return (now ? bytes.withUnsafeBytes { inner.sendNow($0) } : inner.send(bytes)) && !isClosed
     }
 
     // MARK: - Called by the callbacks in TLSContext.swift, inside libssl calls
@@ -565,6 +682,7 @@ public final class TLSStream: ByteStream {
     /// Tells the upper layer, once; `isClosed` is already set.
     private func report(_ reason: Connection.CloseReason) {
         waiting = []
+        gathered = []
         let end = upper.takeEnd()
         end(reason)
     }

@@ -43,6 +43,10 @@ public protocol ByteStream: AnyObject {
     /// use the stream.
     @discardableResult
     func send(writing write: (inout [UInt8]) -> Void) -> Bool
+    /// Like `send(_:)`, for bytes the sender gathered over the turn and hands over at its end:
+    /// written now rather than gathered again (`Connection`); by default `send(_:)`.
+    @discardableResult
+    func sendNow(_ bytes: UnsafeRawBufferPointer) -> Bool
     /// Sends what is queued, then ends the sending side; the stream closes when the peer
     /// closes its side.
     func finish()
@@ -76,6 +80,10 @@ extension ByteStream {
         write(&bytes)
         return send(bytes)
     }
+
+    /// Streams that gather nothing themselves send as `send(_:)` does.
+    @discardableResult
+    public func sendNow(_ bytes: UnsafeRawBufferPointer) -> Bool { send(bytes) }
 
     /// Queues bytes for sending; see `send(_:)` for raw bytes.
     @discardableResult

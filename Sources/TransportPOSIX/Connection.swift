@@ -124,6 +124,19 @@ public final class Connection: EventLoopSelectable {
     /// socket when the kernel takes it, so only what it does not take at once is copied.
     @discardableResult
     public func send(_ bytes: UnsafeRawBufferPointer) -> Bool {
+        send(bytes, atOnce: bytes.count >= Connection.directWriteMinimum)
+    }
+
+    /// Like `send(_:)`, but written to the kernel now (behind what is queued, and only what it
+    /// does not take waits), however small: for bytes the sender gathered over the turn itself
+    /// and hands over at its end (a TLS stream's records). Gathered again here, they would wait
+    /// for whatever else runs at the end of the iteration (a printing task) before leaving.
+    @discardableResult
+    public func sendNow(_ bytes: UnsafeRawBufferPointer) -> Bool {
+        send(bytes, atOnce: true)
+    }
+
+    private func send(_ bytes: UnsafeRawBufferPointer, atOnce isLarge: Bool) -> Bool {
         loop.assertOnExecutor()
         guard isOpen else { return false }
         guard bufferedByteCount + bytes.count <= outboxLimit else {
@@ -131,7 +144,6 @@ public final class Connection: EventLoopSelectable {
             return false
         }
         var rest = bytes[...]
-        let isLarge = bytes.count >= Connection.directWriteMinimum
         if isLarge, !isWaitingForWritable {
             // Gathered small sends go first, then the block itself, without copying it.
             guard writeQueued() else { return false }
@@ -139,6 +151,7 @@ public final class Connection: EventLoopSelectable {
                 do throws(TransportError) {
                     while !rest.isEmpty, case .processed(let count) = try socket.write(UnsafeRawBufferPointer(rebasing: rest)) {
                         rest = rest.dropFirst(count)
+                        sentByteCount += count // taken by the kernel as surely as a queued write
                     }
                 } catch {
                     close(error.isReset ? .reset : .failed(error))

@@ -61,6 +61,35 @@ final class ConnectionLoopTests: XCTestCase {
         }
     }
 
+    /// `sendNow` writes at once, behind what was gathered, however small (a TLS stream's records
+    /// at the end of a turn); `send` of a few bytes waits for the end of the iteration.
+    func testSendNowWritesAtOnceBehindWhatWasGathered() async throws {
+        let (server, client, listener) = try await connectedPair()
+        defer { listener.cancel() }
+        let received = Mutex<[UInt8]>([])
+        let all = expectation(description: "all bytes")
+        let counts = loop.runAndWait { () -> [Int] in
+            server.start(onBytes: { bytes in
+                let total = received.withLock { $0 += bytes; return $0.count }
+                if total == 4 { all.fulfill() }
+            }, onClose: { _ in })
+            client.start(onBytes: { _ in }, onClose: { _ in })
+            client.send([1, 2, 3])
+            let gathered = [client.sentByteCount, client.bufferedByteCount]
+            let sent = [UInt8(4)].withUnsafeBytes { client.sendNow($0) }
+            return gathered + [client.sentByteCount, client.bufferedByteCount, sent ? 1 : 0]
+        }
+        XCTAssertEqual(counts, [0, 3, 4, 0, 1], "gathered, then written at once with what waited")
+        await fulfillment(of: [all], timeout: 5)
+        XCTAssertEqual(received.withLock { $0 }, [1, 2, 3, 4])
+        let afterClose = loop.runAndWait { () -> Bool in
+            client.close()
+            return [UInt8(5)].withUnsafeBytes { client.sendNow($0) }
+        }
+        XCTAssertFalse(afterClose)
+        loop.runAndWait { server.close() }
+    }
+
     func testShuttingTheLoopDownClosesItsConnectionsLocally() async throws {
         let (server, client, listener) = try await connectedPair()
         defer { listener.cancel() }
