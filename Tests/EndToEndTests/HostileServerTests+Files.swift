@@ -8,12 +8,9 @@ extension HostileServerTests {
         // nothing: once the sender's outbox has taken nothing for 60 s the connection is
         // closed as stalled (60 to 120 s: the kernel may still take bytes at first), the file
         // reported not delivered, and --no-reconnect exits 74.
-        let directory = NSTemporaryDirectory() + "svc-held-\(UUID().uuidString)"
-        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
-        defer { try? FileManager.default.removeItem(atPath: directory) }
-        let path = directory + "/held.bin"
         // More than the kernel's send buffer (4 MiB at most) and the outbox's 2 MiB together.
-        try Data(repeating: 0x5A, count: 16 << 20).write(to: URL(fileURLWithPath: path))
+        let (path, directory) = try fileOfRepeatedBytes(named: "held.bin", byte: 0x5A, count: 16 << 20)
+        defer { try? FileManager.default.removeItem(atPath: directory) }
         let (server, name) = try hostileServer("accept-never-read", lifetime: 240)
         let client = try TestLAN.run("svc-connect", on: "b", [name, "--allow-plaintext", "--send", path, "--no-reconnect",
                                                              "--timeout", "5", "--heartbeat", "2"])
@@ -31,11 +28,8 @@ extension HostileServerTests {
         // all the data. The small grants are used but do not start the sender's 150 s wait for
         // credit again (FileTransfers.creditStep): svc-connect gives up 150 s after it ran out
         // of the first grant, having sent more than it, and exits 74 (it was held for good).
-        let directory = NSTemporaryDirectory() + "svc-trickled-\(UUID().uuidString)"
-        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        let (path, directory) = try fileOfRepeatedBytes(named: "trickled.bin", byte: 0x54, count: 4 << 20)
         defer { try? FileManager.default.removeItem(atPath: directory) }
-        let path = directory + "/trickled.bin"
-        try Data(repeating: 0x54, count: 4 << 20).write(to: URL(fileURLWithPath: path))
         let (server, name) = try hostileServer("credit-trickle", lifetime: 300)
         let started = Date()
         let client = try TestLAN.run("svc-connect", on: "b", [name, "--allow-plaintext", "--no-reconnect", "--timeout", "5", "--heartbeat", "2"])
@@ -58,11 +52,8 @@ extension HostileServerTests {
         // The room takes files but not streamed ones (no resume tags): it accepts the file at 0
         // and says "stored" on its first chunk, long before the rest of 32 MiB and FILE_END can
         // have been sent. That is ERROR file-protocol, and the file is not delivered (74).
-        let directory = NSTemporaryDirectory() + "svc-early-\(UUID().uuidString)"
-        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        let (path, directory) = try fileOfRepeatedBytes(named: "early.bin", byte: 0x45, count: 32 << 20)
         defer { try? FileManager.default.removeItem(atPath: directory) }
-        let path = directory + "/early.bin"
-        try Data(repeating: 0x45, count: 32 << 20).write(to: URL(fileURLWithPath: path))
         let (server, name) = try hostileServer("stored-early")
         let client = try TestLAN.run("svc-connect", on: "b", [name, "--allow-plaintext", "--send", path, "--no-reconnect", "--timeout", "5"])
         XCTAssertEqual(client.waitForExit(timeout: 60), 74, client.transcript)
@@ -73,5 +64,15 @@ extension HostileServerTests {
         XCTAssertTrue(report.contains("\"client_errors\": [12]"), "ERROR file-protocol: " + report)
         XCTAssertFalse(report.contains("FILE_END from the client"), report)
         _ = server.waitForExit(timeout: 10)
+    }
+
+    /// A file of `count` copies of `byte` in a directory of its own; the caller removes the
+    /// directory.
+    private func fileOfRepeatedBytes(named name: String, byte: UInt8, count: Int) throws -> (path: String, directory: String) {
+        let directory = NSTemporaryDirectory() + "svc-files-\(UUID().uuidString)"
+        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        let path = directory + "/" + name
+        try Data(repeating: byte, count: count).write(to: URL(fileURLWithPath: path))
+        return (path, directory)
     }
 }
