@@ -48,7 +48,7 @@ extension FileTransfers {
             guard let self, let transfer, outgoing.first === transfer else { return }
             outboxWatch = nil
             guard link.isOpen else { return } // ending anyway
-            guard link.connection.sentByteCount == sentBefore, link.connection.bufferedByteCount > 0 else {
+            guard link.connection.sentByteCount <= sentBefore, link.connection.bufferedByteCount > 0 else {
                 if transfer.state == .ended { return awaitResultOnceSent(transfer) }
                 return watchOutbox(transfer)
             }

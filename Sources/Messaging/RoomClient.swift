@@ -481,7 +481,7 @@ public final class RoomClient: @unchecked Sendable {
             guard progress == confirmationProgress, link === watched else { return watchAcknowledgements() }
             if unacknowledgedCount > 0 {
                 stalledBecause = "the room acknowledged none of the text sent for \(timeout.secondsText) while more waited to be sent"
-            } else if outboxIsFull, watched.connection.sentByteCount == sentBefore {
+            } else if outboxIsFull, watched.connection.sentByteCount <= sentBefore {
                 // Nothing to acknowledge (a room that does not acknowledge, or one that claimed
                 // everything): then the outbox must move (the room takes some of it), or the
                 // sends wait for ever.

@@ -41,7 +41,7 @@ public final class NegotiatingServerStream: ByteStream {
     public private(set) var isClosed = false
     public var isOpen: Bool { !isClosed && !isFinishing }
     public var bufferedByteCount: Int { waiting.count + (tls?.bufferedByteCount ?? inner.bufferedByteCount) }
-    /// The TLS stream's once it exists (it corrects for what its plaintext became).
+    /// The TLS stream's once it exists (it counts queued plaintext as the ciphertext it becomes).
     public var sentByteCount: Int { tls?.sentByteCount ?? inner.sentByteCount }
     public var secureSession: SecureSession? { tls?.secureSession }
 

@@ -96,16 +96,20 @@ public final class TLSStream: ByteStream {
     public private(set) var isClosed = false
     public var isOpen: Bool { !isClosed && !isFinishing }
     public var peer: SocketEndpoint? { inner.peer }
-    /// Plaintext waiting for the handshake (as itself), plaintext gathered in this turn (as the
-    /// ciphertext it becomes), and the wrapped stream's ciphertext.
+    /// Plaintext waiting for the handshake and plaintext gathered in this turn, each counted as
+    /// the ciphertext it becomes, and the wrapped stream's ciphertext.
     public var bufferedByteCount: Int {
-        waiting.count + Self.ciphertextSize(ofPlaintext: gathered.count) + inner.bufferedByteCount
+        Self.ciphertextSize(ofPlaintext: waiting.count) + Self.ciphertextSize(ofPlaintext: gathered.count)
+            + inner.bufferedByteCount
     }
-    /// Ciphertext the wrapped stream has sent, less what the queued plaintext became beyond
-    /// what `bufferedByteCount` counted for it (`sentCorrection`): so `sentByteCount +
-    /// bufferedByteCount` does not move when plaintext is encrypted, and bytes counted as
-    /// queued have left when `sentByteCount` reaches the sum.
-    public var sentByteCount: Int { inner.sentByteCount - sentCorrection }
+    /// Ciphertext the wrapped stream has sent, plus what queued plaintext became less than
+    /// `bufferedByteCount` counted for it (`sentShortfall`), so that bytes counted as queued
+    /// have left when `sentByteCount` reaches `sentByteCount + bufferedByteCount` of then. It
+    /// never goes down: bytes OpenSSL adds on its own (the answer to a peer's key update) are
+    /// not taken off, they only make such a mark come that much early. (Taking them off let a
+    /// peer that reads nothing seem to move the count, and so hold a stalled link, with a key
+    /// update before each ping.)
+    public var sentByteCount: Int { inner.sentByteCount + sentShortfall }
 
     // All guarded by the executor (see above).
     private let inner: any ByteStream
@@ -126,10 +130,9 @@ public final class TLSStream: ByteStream {
     /// Let go once encrypted, so that an idle connection keeps no buffer.
     private var gathered: [UInt8] = []
     private var isGatheredFlushScheduled = false
-    /// Ciphertext that queued plaintext became beyond what `bufferedByteCount` counted for it
-    /// (the plaintext itself before the handshake, `ciphertextSize` after; a key update OpenSSL
-    /// answers with adds to it); see `sentByteCount`.
-    private var sentCorrection = 0
+    /// How much less ciphertext queued plaintext became than `bufferedByteCount` counted for
+    /// it (none while each record adds `recordOverhead`); only grows; see `sentByteCount`.
+    private var sentShortfall = 0
     private var isFinishing = false
     private var isPaused = false
     private var isDeliveryScheduled = false
@@ -294,15 +297,16 @@ public final class TLSStream: ByteStream {
         // Taken out first: the upper layer may send again from inside `encrypt` (a close it reports).
         let plaintext = gathered
         gathered = []
-        return encryptCounted(plaintext, countedAs: Self.ciphertextSize(ofPlaintext: plaintext.count), now: now)
+        return encryptCounted(plaintext, now: now)
     }
 
-    /// Encrypts `plaintext`, which `bufferedByteCount` counted as `counted` bytes, and keeps
-    /// `sentCorrection` for what it became beyond that.
-    private func encryptCounted(_ plaintext: [UInt8], countedAs counted: Int, now: Bool = false) -> Bool {
+    /// Encrypts `plaintext`, which `bufferedByteCount` counted as the ciphertext it becomes,
+    /// and keeps in `sentShortfall` what it became less than that.
+    private func encryptCounted(_ plaintext: [UInt8], now: Bool = false) -> Bool {
         let before = inner.sentByteCount + inner.bufferedByteCount
         guard plaintext.withUnsafeBytes({ encrypt($0, now: now) }) else { return false }
-        sentCorrection += inner.sentByteCount + inner.bufferedByteCount - before - counted
+        let produced = inner.sentByteCount + inner.bufferedByteCount - before
+        sentShortfall += max(0, Self.ciphertextSize(ofPlaintext: plaintext.count) - produced)
         return true
     }
 
@@ -479,7 +483,7 @@ public final class TLSStream: ByteStream {
         if !waiting.isEmpty {
             let queued = waiting
             waiting = []
-            guard encryptCounted(queued, countedAs: queued.count) else { return false }
+            guard encryptCounted(queued) else { return false }
         }
         if isFinishing { shutDown() }
         return !isClosed

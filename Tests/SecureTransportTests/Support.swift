@@ -107,10 +107,11 @@ final class RawTLSClient {
         SSL_CTX_free(context)
     }
 
-    /// Sends `count` TLS 1.3 key updates (after the handshake).
-    func sendKeyUpdates(_ count: Int) {
+    /// Sends `count` TLS 1.3 key updates (after the handshake); `requested`: each asks the
+    /// other end for one back.
+    func sendKeyUpdates(_ count: Int, requested: Bool = false) {
         for _ in 0..<count {
-            _ = SSL_key_update(ssl, SSL_KEY_UPDATE_NOT_REQUESTED)
+            _ = SSL_key_update(ssl, requested ? SSL_KEY_UPDATE_REQUESTED : SSL_KEY_UPDATE_NOT_REQUESTED)
             _ = SSL_do_handshake(ssl)
         }
         ERR_clear_error()

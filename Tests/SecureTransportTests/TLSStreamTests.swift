@@ -222,7 +222,7 @@ final class TLSStreamTests: XCTestCase {
                                    role: .client(acceptsServerKey: { _ in true }), outboxLimit: 1000)
         let end = Endpoint(client)
         XCTAssertTrue(client.send([UInt8](repeating: 7, count: 1000)))
-        XCTAssertEqual(client.bufferedByteCount, 1000 + pair.0.bufferedByteCount)
+        XCTAssertEqual(client.bufferedByteCount, 1000 + TLSStream.recordOverhead + pair.0.bufferedByteCount, "counted as the record it becomes")
         XCTAssertFalse(client.send([8]))
         assertFailed(end, saying: "more than 1000 bytes are waiting")
     }
@@ -247,6 +247,27 @@ final class TLSStreamTests: XCTestCase {
         client.sendKeyUpdates(50)
         scheduler.run()
         assertFailed(serverEnd, saying: "key updates faster than")
+    }
+
+    func testAKeyUpdateThePeerAsksForNeverTakesTheSentCountBack() throws {
+        // OpenSSL puts its answer to the peer's key update before our next record. Taken off
+        // sentByteCount, it let a peer that reads nothing seem to move the count (a key update
+        // before each ping) and hold a stalled link for good (review of issue 14).
+        let (server, _, client) = try rawClientAgainstServer(.init(identity: Self.clientIdentity))
+        XCTAssertNotNil(server.secureSession)
+        client.stream.pauseReading() // the peer reads nothing from here on
+        let sentBefore = server.sentByteCount
+        client.sendKeyUpdates(1, requested: true)
+        scheduler.run()
+        XCTAssertTrue(server.send([1, 2, 3, 4]))
+        let mark = server.sentByteCount + server.bufferedByteCount
+        scheduler.run()
+        XCTAssertGreaterThan(server.bufferedByteCount, 4 + TLSStream.recordOverhead, "the answer waits too")
+        XCTAssertEqual(server.sentByteCount, sentBefore, "a peer that reads nothing moves nothing")
+        client.stream.resumeReading()
+        scheduler.run()
+        XCTAssertEqual(server.bufferedByteCount, 0)
+        XCTAssertGreaterThanOrEqual(server.sentByteCount, mark, "what was queued has left when the count says so")
     }
 
     func testAClientWithAnRSAKeyIsRefused() throws {
