@@ -48,6 +48,9 @@ extension FileTransfers {
             guard let self, let transfer, outgoing.first === transfer else { return }
             outboxWatch = nil
             guard link.isOpen else { return } // ending anyway
+            // A peer that reads slowly frees less than the loop waits for before it writes.
+            link.connection.offerQueuedBytes()
+            guard link.isOpen else { return }
             guard link.connection.sentByteCount <= sentBefore, link.connection.bufferedByteCount > 0 else {
                 if transfer.state == .ended { return awaitResultOnceSent(transfer) }
                 return watchOutbox(transfer)

@@ -481,7 +481,7 @@ public final class RoomClient: @unchecked Sendable {
             guard progress == confirmationProgress, link === watched else { return watchAcknowledgements() }
             if unacknowledgedCount > 0 {
                 stalledBecause = "the room acknowledged none of the text sent for \(timeout.secondsText) while more waited to be sent"
-            } else if outboxIsFull, watched.connection.sentByteCount <= sentBefore {
+            } else if outboxIsFull, !roomTookAny(of: watched, since: sentBefore) {
                 // Nothing to acknowledge (a room that does not acknowledge, or one that claimed
                 // everything): then the outbox must move (the room takes some of it), or the
                 // sends wait for ever.
@@ -491,6 +491,14 @@ public final class RoomClient: @unchecked Sendable {
             }
             watched.connection.close()
         }
+    }
+
+    /// Whether `link`'s room took any of the outbox since its count was `sentBefore`, once
+    /// what waits has been offered (a room that reads slowly frees less than the loop waits
+    /// for before it writes).
+    private func roomTookAny(of link: PeerLink, since sentBefore: Int) -> Bool {
+        link.connection.offerQueuedBytes()
+        return link.connection.sentByteCount > sentBefore
     }
 
     /// An `ACK` beyond the next line's number acknowledges text never sent: a protocol

@@ -355,6 +355,12 @@ public final class TLSStream: ByteStream {
         unread.count - unreadStart + Int(cssl_bio_pending(networkIn)) + Int(SSL_pending(ssl))
     }
 
+    /// Offers the wrapped stream's ciphertext (what is gathered leaves at the turn's end).
+    public func offerQueuedBytes() {
+        scheduler.assertOnExecutor()
+        inner.offerQueuedBytes()
+    }
+
     /// Calls `handler` each time the wrapped stream's outbox empties with nothing waiting here.
     /// Also when the wrapped stream's outbox falls to `mark` bytes with nothing waiting here.
     /// (Bytes gathered in this turn are still to come: the wrapped stream drains again after.)

@@ -47,6 +47,12 @@ public protocol ByteStream: AnyObject {
     /// written now rather than gathered again (`Connection`); by default `send(_:)`.
     @discardableResult
     func sendNow(_ bytes: UnsafeRawBufferPointer) -> Bool
+    /// Offers what waits in the outbox to the other end now, without waiting to be told there
+    /// is room: for a check of whether the peer reads (`sentByteCount`). Linux reports a TCP
+    /// socket writable only once about a third of its send buffer is free, so a peer that
+    /// reads a few KB a second would otherwise seem to take nothing for minutes. By default
+    /// nothing (streams that deliver on their own).
+    func offerQueuedBytes()
     /// Sends what is queued, then ends the sending side; the stream closes when the peer
     /// closes its side.
     func finish()
@@ -84,6 +90,9 @@ extension ByteStream {
     /// Streams that gather nothing themselves send as `send(_:)` does.
     @discardableResult
     public func sendNow(_ bytes: UnsafeRawBufferPointer) -> Bool { send(bytes) }
+
+    /// Streams that deliver on their own have nothing to offer.
+    public func offerQueuedBytes() {}
 
     /// Queues bytes for sending; see `send(_:)` for raw bytes.
     @discardableResult

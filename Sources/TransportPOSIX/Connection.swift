@@ -208,6 +208,14 @@ public final class Connection: EventLoopSelectable {
         flush()
     }
 
+    /// Writes what is queued as if the loop had reported the socket writable (see
+    /// `ByteStream.offerQueuedBytes`): the kernel takes what fits in its send buffer now.
+    public func offerQueuedBytes() {
+        loop.assertOnExecutor()
+        guard isWaitingForWritable else { return }
+        flush()
+    }
+
     /// Closes at once; queued bytes are dropped. `onClose` gets `.closedLocally`.
     public func close() {
         loop.assertOnExecutor()

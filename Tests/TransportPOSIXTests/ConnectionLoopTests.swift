@@ -90,6 +90,53 @@ final class ConnectionLoopTests: XCTestCase {
         loop.runAndWait { server.close() }
     }
 
+    /// A peer that reads a little frees less of our send buffer than Linux waits for before it
+    /// reports the socket writable (about a third), so nothing more is written and the count
+    /// stays; `offerQueuedBytes` writes what fits now. (Stall checks rely on it: a peer reading
+    /// a few KB a second must not seem to read nothing.)
+    func testOfferingQueuedBytesWritesWhatASlowReaderFreedBeforeTheLoopIsTold() async throws {
+        let listener = try TCPListener(port: 0)
+        defer { listener.cancel() }
+        let accepted = AsyncStream<Socket>.makeStream()
+        listener.start(on: loop) { socket, _ in accepted.continuation.yield(socket) }
+        let (socket, winner) = try await TCPConnector.connect(to: [SocketEndpoint(address: IPAddress(bytes: [127, 0, 0, 1])!, port: listener.port)],
+                                                             on: loop)
+        let stream = accepted.stream
+        let first = try await withTimeout("the accept") {
+            var iterator = stream.makeAsyncIterator()
+            return await iterator.next()
+        }
+        let reader = try XCTUnwrap(first) // read by hand, a little at a time
+        var small: Int32 = 8192, large: Int32 = 256 << 10
+        XCTAssertEqual(setsockopt(reader.fd, SOL_SOCKET, SO_RCVBUF, &small, socklen_t(MemoryLayout<Int32>.size)), 0)
+        XCTAssertEqual(setsockopt(socket.fd, SOL_SOCKET, SO_SNDBUF, &large, socklen_t(MemoryLayout<Int32>.size)), 0)
+        let client = Connection(socket: socket, peer: winner, loop: loop)
+        loop.runAndWait {
+            client.start(onBytes: { _ in }, onClose: { _ in })
+            client.send([UInt8](repeating: 7, count: 3 << 20))
+        }
+        try await Task.sleep(for: .milliseconds(300))
+        let full = loop.runAndWait { [client.sentByteCount, client.bufferedByteCount] }
+        XCTAssertGreaterThan(full[1], 0, "the kernel's buffers are full")
+        var buffer = [UInt8](repeating: 0, count: 16384)
+        var taken = 0
+        for _ in 0..<200 where taken < 32768 {
+            let count = read(reader.fd, &buffer, buffer.count)
+            if count > 0 { taken += count } else { try await Task.sleep(for: .milliseconds(5)) }
+        }
+        XCTAssertGreaterThan(taken, 0)
+        try await Task.sleep(for: .milliseconds(300))
+        let told = loop.runAndWait { client.sentByteCount }
+        XCTAssertEqual(told, full[0], "the loop was not told there is room: nothing more was written")
+        let offered = loop.runAndWait { () -> Int in
+            client.offerQueuedBytes()
+            return client.sentByteCount
+        }
+        XCTAssertGreaterThan(offered, full[0], "what the reader freed was taken")
+        loop.runAndWait { client.close() }
+        reader.close()
+    }
+
     func testShuttingTheLoopDownClosesItsConnectionsLocally() async throws {
         let (server, client, listener) = try await connectedPair()
         defer { listener.cancel() }
