@@ -16,6 +16,12 @@ final class ConnectionLoopTests: XCTestCase {
 
     /// A connected pair on the loop: the server's end as accepted, the client's end connected.
     private func connectedPair() async throws -> (server: Connection, client: Connection, listener: TCPListener) {
+        let (server, client, winner, listener) = try await acceptedPair()
+        return (Connection(socket: server, peer: nil, loop: loop), Connection(socket: client, peer: winner, loop: loop), listener)
+    }
+
+    /// The sockets of such a pair, before either is a `Connection`.
+    private func acceptedPair() async throws -> (server: Socket, client: Socket, winner: SocketEndpoint, listener: TCPListener) {
         let listener = try TCPListener(port: 0)
         let accepted = AsyncStream<Socket>.makeStream()
         listener.start(on: loop) { socket, _ in accepted.continuation.yield(socket) }
@@ -28,7 +34,7 @@ final class ConnectionLoopTests: XCTestCase {
             return await iterator.next()
         }
         guard let serverSocket = first else { throw TransportError("accept", message: "nothing accepted") }
-        return (Connection(socket: serverSocket, peer: nil, loop: loop), Connection(socket: socket, peer: winner, loop: loop), listener)
+        return (serverSocket, socket, winner, listener)
     }
 
     func testPausedReadingDeliversNothingUntilResumed() async throws {
@@ -95,18 +101,8 @@ final class ConnectionLoopTests: XCTestCase {
     /// stays; `offerQueuedBytes` writes what fits now. (Stall checks rely on it: a peer reading
     /// a few KB a second must not seem to read nothing.)
     func testOfferingQueuedBytesWritesWhatASlowReaderFreedBeforeTheLoopIsTold() async throws {
-        let listener = try TCPListener(port: 0)
+        let (reader, socket, winner, listener) = try await acceptedPair() // the reader is read by hand, a little at a time
         defer { listener.cancel() }
-        let accepted = AsyncStream<Socket>.makeStream()
-        listener.start(on: loop) { socket, _ in accepted.continuation.yield(socket) }
-        let (socket, winner) = try await TCPConnector.connect(to: [SocketEndpoint(address: IPAddress(bytes: [127, 0, 0, 1])!, port: listener.port)],
-                                                             on: loop)
-        let stream = accepted.stream
-        let first = try await withTimeout("the accept") {
-            var iterator = stream.makeAsyncIterator()
-            return await iterator.next()
-        }
-        let reader = try XCTUnwrap(first) // read by hand, a little at a time
         var small: Int32 = 8192, large: Int32 = 256 << 10
         XCTAssertEqual(setsockopt(reader.fd, SOL_SOCKET, SO_RCVBUF, &small, socklen_t(MemoryLayout<Int32>.size)), 0)
         XCTAssertEqual(setsockopt(socket.fd, SOL_SOCKET, SO_SNDBUF, &large, socklen_t(MemoryLayout<Int32>.size)), 0)
