@@ -42,6 +42,9 @@ extension FileTransfers {
     /// again; when it took none, the link is given up on (`outboxStalled`).
     func watchOutbox(_ transfer: Outgoing) {
         guard outboxWatch == nil else { return }
+        // Offered first, as at the check: room the kernel had already is not the peer reading.
+        link.connection.offerQueuedBytes()
+        guard link.isOpen else { return }
         let sentBefore = link.connection.sentByteCount
         let timeout = answerTimeout
         outboxWatch = link.scheduler.schedule(after: timeout) { [weak self, weak transfer] in

@@ -471,7 +471,11 @@ public final class RoomClient: @unchecked Sendable {
         let timeout = confirmationTimeout
         let progress = confirmationProgress
         // Whether the outbox moved is what the peer took from it (`sentByteCount`), not its
-        // level: waiting sends refill it to the mark as fast as a slow room reads it.
+        // level: waiting sends refill it to the mark as fast as a slow room reads it. Offered
+        // first, as at the check: room the kernel had already is not the room reading (it
+        // gave a room that read nothing a second period).
+        watched.connection.offerQueuedBytes()
+        guard !watched.connection.isClosed else { return }
         let sentBefore = watched.connection.sentByteCount
         acknowledgementWatch = scheduler.schedule(after: timeout) { [weak self] in
             guard let self else { return }
