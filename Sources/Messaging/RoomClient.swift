@@ -203,8 +203,9 @@ public final class RoomClient: @unchecked Sendable {
     /// Lines sent but not yet acknowledged, numbered in `session` (servers with
     /// `.acknowledgedText`): sent again after a reconnect, and relayed once by the server.
     /// Numbers are consecutive from `unacknowledgedStart`'s entry on, so an ACK removes a
-    /// prefix: O(1) a line.
-    private var unacknowledged: [(sequence: UInt64, command: RoomCommand)] = []
+    /// prefix: O(1) a line. `leavesAt`: the link's `sentByteCount` once the line has left our
+    /// outbox (set again when it is sent again), before which no room can have read it.
+    private var unacknowledged: [(sequence: UInt64, command: RoomCommand, leavesAt: Int)] = []
     private var unacknowledgedStart = 0
     private var unacknowledgedCount: Int { unacknowledged.count - unacknowledgedStart }
     private var nextSequence: UInt64 = 0
@@ -255,6 +256,13 @@ public final class RoomClient: @unchecked Sendable {
     /// Counts acknowledgements that made progress, so a confirmation timeout only fires when
     /// none came since it was set.
     private var confirmationProgress = 0
+    /// The connection's `sentByteCount` when progress was last counted (or at the join): an
+    /// acknowledgement counts as progress only when our outbox is empty or the room took some
+    /// of it since (`roomReadSinceProgress`).
+    private var progressSentMark = 0
+    /// Acknowledgements confirmed lines since progress was last counted, but the room read
+    /// none of the text waiting in our outbox: what a stall is then reported as.
+    private var acknowledgedWithoutReading = false
     /// The timer that watches for acknowledgements while sends wait (`watchAcknowledgements`).
     private(set) var acknowledgementWatch: (any ScheduledWork)?
     /// Why the client closed the current connection itself: the room acknowledged nothing.
@@ -453,7 +461,9 @@ public final class RoomClient: @unchecked Sendable {
             guard joined, unacknowledgedCount > 0 else { return awaitConfirmation() }
             stopped = true
             abandonUndelivered()
-            end(.failed("the server confirmed none of the text sent for \(timeout.secondsText)"))
+            end(.failed(acknowledgedWithoutReading
+                ? "the server acknowledged lines but read none of the text waiting to be sent for \(timeout.secondsText)"
+                : "the server confirmed none of the text sent for \(timeout.secondsText)"))
         }
     }
 
@@ -484,17 +494,31 @@ public final class RoomClient: @unchecked Sendable {
             guard !isOver, !finishing, sendsWait else { return }
             guard progress == confirmationProgress, link === watched else { return watchAcknowledgements() }
             if unacknowledgedCount > 0 {
-                stalledBecause = "the room acknowledged none of the text sent for \(timeout.secondsText) while more waited to be sent"
+                stalledBecause = acknowledgedWithoutReading
+                    ? "the room acknowledged lines but read none of the text waiting to be sent for \(timeout.secondsText)"
+                    : "the room acknowledged none of the text sent for \(timeout.secondsText) while more waited to be sent"
             } else if outboxIsFull, !roomTookAny(of: watched, since: sentBefore) {
                 // Nothing to acknowledge (a room that does not acknowledge, or one that claimed
                 // everything): then the outbox must move (the room takes some of it), or the
-                // sends wait for ever.
+                // sends wait for ever. (The offer may have ended the connection: then it ended
+                // for that reason, not this one.)
+                guard !watched.connection.isClosed else { return }
                 stalledBecause = "the room read none of the text waiting to be sent for \(timeout.secondsText)"
             } else {
                 return watchAcknowledgements()
             }
             watched.connection.close()
         }
+    }
+
+    /// Whether an acknowledgement that confirmed lines counts as progress: our outbox is empty,
+    /// or the room took some of it since progress was last counted (offered first, as at the
+    /// checks). Lines that left the outbox may wait unread in the kernels' buffers, so a room
+    /// could otherwise acknowledge those one at a time, each within the timeout, and hold our
+    /// sends for hours while it reads nothing (re-review N2).
+    private func roomReadSinceProgress(_ link: PeerLink) -> Bool {
+        if link.connection.bufferedByteCount == 0 || link.connection.sentByteCount > progressSentMark { return true }
+        return roomTookAny(of: link, since: progressSentMark)
     }
 
     /// Whether `link`'s room took any of the outbox since its count was `sentBefore`, once
@@ -505,13 +529,19 @@ public final class RoomClient: @unchecked Sendable {
         return link.connection.sentByteCount > sentBefore
     }
 
-    /// An `ACK` beyond the next line's number acknowledges text never sent: a protocol
-    /// violation, and a room that would hold our sends for ever by claiming what it never
-    /// read. Handled like a room that acknowledges nothing: the room is told, the connection
-    /// is closed (within 1 s) as lost, and never counts as stable. On the executor.
-    private func refuseAcknowledgement(_ through: UInt64) {
+    /// An `ACK` beyond the next line's number acknowledges text never sent, and one of a line
+    /// still in our outbox (`stillQueued`) text no room can have read: a protocol violation,
+    /// and a room that would hold our sends for ever by claiming what it never read (one
+    /// line further per confirmation timeout would do). Handled like a room that acknowledges
+    /// nothing: the room is told, the connection is closed (within 1 s) as lost, and never
+    /// counts as stable. On the executor.
+    private func refuseAcknowledgement(_ through: UInt64, stillQueued: UInt64? = nil) {
         guard let link else { return }
-        let what = "ACK through \(through) acknowledges text never sent (the next line is number \(nextSequence))"
+        let what = if let stillQueued {
+            "ACK through \(through) acknowledges line \(stillQueued), which has not left this client yet"
+        } else {
+            "ACK through \(through) acknowledges text never sent (the next line is number \(nextSequence))"
+        }
         stalledBecause = "the room broke the protocol: \(what)"
         link.reject(ProtocolError(.malformedFrame, what), closing: true)
     }
@@ -607,21 +637,34 @@ public final class RoomClient: @unchecked Sendable {
             joinWaiter = nil
             resendUnacknowledged()
             flushPending()
+            progressSentMark = link?.connection.sentByteCount ?? 0
+            acknowledgedWithoutReading = false
             if sendsWait { watchAcknowledgements() }
         case .acknowledged(let through):
             // Everything below `through` was handled: beyond the next number, text never sent.
             guard through <= nextSequence else { return refuseAcknowledgement(through) }
+            // The last line it confirms must have left our outbox: no room can have read it before.
+            if let first = unacknowledged[unacknowledgedStart...].first, through > first.sequence, let link {
+                let last = unacknowledged[unacknowledgedStart + Int(through - first.sequence) - 1]
+                if link.connection.sentByteCount < last.leavesAt { return refuseAcknowledgement(through, stillQueued: last.sequence) }
+            }
             let unconfirmed = unacknowledgedCount
             while unacknowledgedStart < unacknowledged.count, unacknowledged[unacknowledgedStart].sequence < through {
                 window.release(Self.weight(of: unacknowledged[unacknowledgedStart].command))
                 unacknowledgedStart += 1
             }
-            if unacknowledgedCount < unconfirmed {
-                confirmationProgress += 1
-                if finishing { awaitConfirmation() }
-                acknowledgementWatch?.cancel()
-                acknowledgementWatch = nil
-                if sendsWait { watchAcknowledgements() }
+            if unacknowledgedCount < unconfirmed, let link {
+                if roomReadSinceProgress(link) {
+                    progressSentMark = link.connection.sentByteCount
+                    acknowledgedWithoutReading = false
+                    confirmationProgress += 1
+                    if finishing { awaitConfirmation() }
+                    acknowledgementWatch?.cancel()
+                    acknowledgementWatch = nil
+                    if sendsWait { watchAcknowledgements() }
+                } else {
+                    acknowledgedWithoutReading = true
+                }
             }
             if unacknowledgedStart == unacknowledged.count {
                 unacknowledged.removeAll(keepingCapacity: unacknowledged.count < 4096)
@@ -674,7 +717,9 @@ public final class RoomClient: @unchecked Sendable {
         let waiting = unacknowledged[unacknowledgedStart...]
         if serverAcknowledges {
             link.send(.session(id: session, next: waiting.first?.sequence ?? nextSequence))
-            for entry in waiting { sendText(entry.command, over: link) }
+            for index in waiting.indices {
+                unacknowledged[index].leavesAt = sendText(unacknowledged[index].command, over: link)
+            }
         } else {
             pendingLines.insert(contentsOf: waiting.map(\.command), at: 0)
             unacknowledged = []
@@ -693,12 +738,12 @@ public final class RoomClient: @unchecked Sendable {
         switch command {
         case .say, .message:
             if serverAcknowledges {
-                unacknowledged.append((nextSequence, command))
+                unacknowledged.append((nextSequence, command, sendText(command, over: link)))
                 nextSequence += 1
             } else {
                 window.release(Self.weight(of: command)) // nothing will acknowledge it
+                sendText(command, over: link)
             }
-            sendText(command, over: link)
         case .who:
             window.release(Self.weight(of: command))
             link.send(.who)
@@ -706,12 +751,16 @@ public final class RoomClient: @unchecked Sendable {
         }
     }
 
-    private func sendText(_ command: RoomCommand, over link: PeerLink) {
+    /// Queues a line's `TEXT`; returns the link's `sentByteCount` at which it will have left
+    /// our outbox.
+    @discardableResult
+    private func sendText(_ command: RoomCommand, over link: PeerLink) -> Int {
         switch command {
         case .say(let text): link.send(.text(from: "", to: "", text: text))
         case .message(let to, let text): link.send(.text(from: "", to: to, text: text))
         case .who, .send, .help, .quit: break
         }
+        return link.connection.sentByteCount + link.connection.bufferedByteCount
     }
 
     private func flushPending() {

@@ -102,6 +102,28 @@ final class HostileServerTests: XCTestCase {
         XCTAssertEqual(server.stdout.filter { $0.hasPrefix("{\"connection\"") }.count, 3, server.transcript)
     }
 
+    func testAServerThatAcknowledgesLinesItNeverReadIsGivenUpOn() throws {
+        // Review attacks18, N2: after the first TEXT the room reads nothing, but acknowledges one
+        // line further every 0.5 s (lines waiting in the kernels' buffers, never read). While
+        // text waits in the outbox that is not progress: each connection is given up on within
+        // 4 to 8 s (--heartbeat 1) as one that reads nothing, and after 2 attempts, exit 74.
+        let (server, name) = try hostileServer("ack-unread", connections: 3)
+        let started = Date()
+        let client = try TestLAN.run("svc-connect", on: "b", [name, "--allow-plaintext", "--retry-max", "2", "--timeout", "5", "--heartbeat", "1"])
+        let line = String(repeating: "x", count: 1000)
+        for _ in 0..<1100 { client.send(line) }
+        XCTAssertEqual(client.waitForExit(timeout: 60), 74, client.transcript)
+        client.closeStdin()
+        XCTAssertLessThan(Date().timeIntervalSince(started), 45, client.transcript)
+        let reason = "the room acknowledged lines but read none of the text waiting to be sent for 4 s"
+        XCTAssertEqual(client.stderr.filter { $0.contains("connection lost") && $0.hasSuffix(reason) }.count, 3, client.transcript)
+        XCTAssertTrue(client.stderr.contains { $0.contains("gave up reconnecting after 2 attempts") && $0.hasSuffix("the last connection was closed because " + reason) },
+                      client.transcript)
+        server.signal(SIGTERM)
+        _ = server.waitForExit(timeout: 10)
+        XCTAssertEqual(server.stdout.filter { $0.hasPrefix("{\"connection\"") }.count, 3, server.transcript)
+    }
+
     func testAServerThatFloodsAndNeverReadsIsLeftRatherThanBufferedFor() throws {
         // It sends PINGs as fast as TCP takes them and never reads the PONGs: the client's
         // outbox bound (4 MiB) or its heartbeat ends the connection, never a hang.
