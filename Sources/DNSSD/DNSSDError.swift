@@ -65,7 +65,7 @@ public struct DNSSDError: Error, Sendable, Hashable, CustomStringConvertible {
 
     /// Maps a `kDNSServiceErr_*` value to an error that says what to do, asking the bus and
     /// the daemon what they are (`SystemBus.probe()`, and `AvahiDaemon.probe()` only for
-    /// `kDNSServiceErr_Unknown` on a reachable bus). Blocks for those round trips: error paths only.
+    /// `kDNSServiceErr_Unknown` and the refusals on a reachable bus). Blocks for those round trips: error paths only.
     static func reported(_ rawValue: Int32, while operation: String, lookupElapsed: Duration? = nil) -> DNSSDError {
         daemon(rawValue, while: operation, bus: SystemBus.probe(), daemon: AvahiDaemon.probe, lookupElapsed: lookupElapsed)
     }
@@ -82,7 +82,7 @@ public struct DNSSDError: Error, Sendable, Hashable, CustomStringConvertible {
     ///   - operation: what was being done, e.g. "registering 'printer' as _p2pipp._tcp".
     ///   - bus: whether the system bus accepted a connection, and at which address.
     ///   - daemon: asks whether avahi-daemon answers on that bus; called only for
-    ///     `kDNSServiceErr_Unknown` on a reachable bus.
+    ///     `kDNSServiceErr_Unknown` and `Refused`/`NoAuth`/`Firewall` on a reachable bus.
     ///   - lookupElapsed: for the reply of a lookup the daemon times out (a resolve), how long
     ///     after its start the reply came; nil for a call that failed at once, or other replies.
     public static func daemon(_ rawValue: Int32, while operation: String, bus: SystemBus.Status,
@@ -116,6 +116,17 @@ public struct DNSSDError: Error, Sendable, Hashable, CustomStringConvertible {
         case -65544:
             return DNSSDError(.unsupported, "avahi-daemon's dns_sd layer does not support \(operation)\(tail)", rawValue: rawValue)
         case -65553, -65555, -65550:
+            // Avahi's client library gives TOO_MANY_OBJECTS for the bus's own refusal of one more
+            // connection (D-Bus LimitsExceeded: many clients at once), and the dns_sd layer
+            // makes that Refused: only the daemon, asked again, tells it from a policy.
+            if case .reachable(let address) = bus, case .unreachable(let reason) = daemon() {
+                return DNSSDError(.refused, """
+                    avahi-daemon could not be asked over the D-Bus system bus at \(address): \(reason), so \
+                    \(operation) failed\(tail). With many clients at once this is the bus's limit of \
+                    connections per user (max_connections_per_user, 256 by default) or the daemon's of \
+                    clients: end some of them, or try again
+                    """, rawValue: rawValue)
+            }
             return DNSSDError(.refused, "avahi-daemon refused the request while \(operation)\(tail); check its configuration, e.g. disallowed interfaces or a policy", rawValue: rawValue)
         case -65539:
             return DNSSDError(.noMemory, "avahi-daemon ran out of memory while \(operation)\(tail); restart it", rawValue: rawValue)

@@ -114,7 +114,21 @@ final class DNSSDErrorTests: XCTestCase {
         XCTAssertFalse(error.message.contains("not running"), error.message)
     }
 
-    /// Only `kDNSServiceErr_Unknown` on a reachable bus asks the daemon (a blocking D-Bus call).
+    /// The bus's refusal of one more connection (D-Bus LimitsExceeded, which Avahi's client
+    /// library calls "Too many objects") reaches us as kDNSServiceErr_Refused: asked again,
+    /// the daemon cannot be reached either, and that is said instead of a policy.
+    func testRefusedWhenTheDaemonCannotBeAskedNamesTheConnectionLimit() {
+        let limit = DNSSDError.daemon(-65553, while: "resolving 'x'", bus: .reachable(address: "/run/dbus/x"),
+                                      daemon: { .unreachable(reason: "Too many objects") })
+        XCTAssertEqual(limit.code, .refused)
+        XCTAssertTrue(limit.message.hasPrefix("avahi-daemon could not be asked over the D-Bus system bus at /run/dbus/x: Too many objects, so resolving 'x' failed (kDNSServiceErr_Refused, -65553)"), limit.message)
+        XCTAssertTrue(limit.message.contains("max_connections_per_user"), limit.message)
+        let policy = DNSSDError.daemon(-65553, while: "resolving 'x'", bus: .reachable(address: "/run/dbus/x"), daemon: { .answering })
+        XCTAssertTrue(policy.message.hasPrefix("avahi-daemon refused the request while resolving 'x'"), policy.message)
+    }
+
+    /// Only `kDNSServiceErr_Unknown` and the refusals on a reachable bus ask the daemon (a
+    /// blocking D-Bus call).
     func testTheDaemonIsAskedOnlyWhenItCanTellSomething() {
         var asked = 0
         let daemon: () -> AvahiDaemon.Status = { asked += 1; return .answering }
