@@ -128,7 +128,7 @@ final class BrowseCore<Item: Hashable & Sendable & CustomStringConvertible>: @un
         assertOnDNSSDQueue()
         guard !isCancelled else { return }
         guard reply.code == kDNSServiceErr_NoError, let name = reply.name else {
-            let error = DNSSDError.daemon(reply.code, while: request.operation, bus: SystemBus.probe())
+            let error = DNSSDError.reported(reply.code, while: request.operation)
             if error.isDaemonUnavailable {
                 lost(error)
             } else {

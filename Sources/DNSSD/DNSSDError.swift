@@ -63,15 +63,30 @@ public struct DNSSDError: Error, Sendable, Hashable, CustomStringConvertible {
         }
     }
 
+    /// Maps a `kDNSServiceErr_*` value to an error that says what to do, asking the bus and
+    /// the daemon what they are (`SystemBus.probe()`, and `AvahiDaemon.probe()` only for
+    /// `kDNSServiceErr_Unknown` and the refusals on a reachable bus). Blocks for those round trips: error paths only.
+    static func reported(_ rawValue: Int32, while operation: String, lookupElapsed: Duration? = nil) -> DNSSDError {
+        daemon(rawValue, while: operation, bus: SystemBus.probe(), daemon: AvahiDaemon.probe, lookupElapsed: lookupElapsed)
+    }
+
     /// Maps a `kDNSServiceErr_*` value to an error that says what to do.
     ///
-    /// Avahi reports "no daemon" and "no D-Bus" alike as `kDNSServiceErr_Unknown`; `bus` tells
-    /// the two apart (see `SystemBus.probe()`).
+    /// Avahi's dns_sd layer reports as `kDNSServiceErr_Unknown` a bus it cannot reach, a
+    /// daemon that is not running, a D-Bus failure (e.g. the bus's connection limit), a
+    /// daemon connection that broke (a restart), and its resolvers' own 5 s timeout
+    /// (`AVAHI_ERR_TIMEOUT`, e.g. for a name nobody publishes). `bus`, `daemon` and
+    /// `lookupElapsed` tell these apart.
     /// - Parameters:
     ///   - rawValue: the code returned by a `DNSService*` call or passed to its callback.
     ///   - operation: what was being done, e.g. "registering 'printer' as _p2pipp._tcp".
     ///   - bus: whether the system bus accepted a connection, and at which address.
-    public static func daemon(_ rawValue: Int32, while operation: String, bus: SystemBus.Status) -> DNSSDError {
+    ///   - daemon: asks whether avahi-daemon answers on that bus; called only for
+    ///     `kDNSServiceErr_Unknown` and `Refused`/`NoAuth`/`Firewall` on a reachable bus.
+    ///   - lookupElapsed: for the reply of a lookup the daemon times out (a resolve), how long
+    ///     after its start the reply came; nil for a call that failed at once, or other replies.
+    public static func daemon(_ rawValue: Int32, while operation: String, bus: SystemBus.Status,
+                              daemon: () -> AvahiDaemon.Status, lookupElapsed: Duration? = nil) -> DNSSDError {
         let name = errorNames[rawValue].map { "kDNSServiceErr_\($0)" } ?? "error"
         let tail = " (\(name), \(rawValue))"
         switch rawValue {
@@ -90,11 +105,7 @@ public struct DNSSDError: Error, Sendable, Hashable, CustomStringConvertible {
                     your avahi-daemon uses
                     """, rawValue: rawValue)
             case .reachable(let address):
-                return DNSSDError(.daemonUnreachable, """
-                    avahi-daemon is not running: the D-Bus system bus at \(address) is up but no avahi-daemon \
-                    answers on it, so \(operation) failed. Start avahi-daemon with 'service avahi-daemon start' \
-                    or 'avahi-daemon -D'; install it with 'apt install avahi-daemon' if it is missing
-                    """, rawValue: rawValue)
+                return unknown(while: operation, busAddress: address, daemon: daemon(), lookupElapsed: lookupElapsed, tail: tail)
             }
         case -65548:
             return DNSSDError(.nameConflict, "the name is already taken on the network while \(operation)\(tail); choose another name", rawValue: rawValue)
@@ -105,6 +116,17 @@ public struct DNSSDError: Error, Sendable, Hashable, CustomStringConvertible {
         case -65544:
             return DNSSDError(.unsupported, "avahi-daemon's dns_sd layer does not support \(operation)\(tail)", rawValue: rawValue)
         case -65553, -65555, -65550:
+            // Avahi's client library gives TOO_MANY_OBJECTS for the bus's own refusal of one more
+            // connection (D-Bus LimitsExceeded: many clients at once), and the dns_sd layer
+            // makes that Refused: only the daemon, asked again, tells it from a policy.
+            if case .reachable(let address) = bus, case .unreachable(let reason) = daemon() {
+                return DNSSDError(.refused, """
+                    avahi-daemon could not be asked over the D-Bus system bus at \(address): \(reason), so \
+                    \(operation) failed\(tail). With many clients at once this is the bus's limit of \
+                    connections per user (max_connections_per_user, 256 by default) or the daemon's of \
+                    clients: end some of them, or try again
+                    """, rawValue: rawValue)
+            }
             return DNSSDError(.refused, "avahi-daemon refused the request while \(operation)\(tail); check its configuration, e.g. disallowed interfaces or a policy", rawValue: rawValue)
         case -65539:
             return DNSSDError(.noMemory, "avahi-daemon ran out of memory while \(operation)\(tail); restart it", rawValue: rawValue)
@@ -112,6 +134,47 @@ public struct DNSSDError: Error, Sendable, Hashable, CustomStringConvertible {
             return DNSSDError(.internalError, "internal error while \(operation)\(tail); this is a bug in svc, please report it", rawValue: rawValue)
         default:
             return DNSSDError(.other, "avahi-daemon failed while \(operation)\(tail)", rawValue: rawValue)
+        }
+    }
+
+    /// `kDNSServiceErr_Unknown` with a reachable bus: what the daemon itself says tells a
+    /// stopped daemon from a D-Bus failure, a restart and a resolver's timeout.
+    private static func unknown(while operation: String, busAddress address: String, daemon: AvahiDaemon.Status,
+                                lookupElapsed: Duration?, tail: String) -> DNSSDError {
+        let rawValue: Int32 = -65537
+        switch daemon {
+        case .absent where lookupElapsed != nil:
+            return DNSSDError(.daemonUnreachable, """
+                avahi-daemon stopped answering during \(operation), which it had taken, and no avahi-daemon answers \
+                on the D-Bus system bus at \(address) now: it was stopped, or is restarting. If it does not come \
+                back, start it with 'service avahi-daemon start' or 'avahi-daemon -D'
+                """, rawValue: rawValue)
+        case .absent:
+            return DNSSDError(.daemonUnreachable, """
+                avahi-daemon is not running: the D-Bus system bus at \(address) is up but no avahi-daemon \
+                answers on it, so \(operation) failed. Start avahi-daemon with 'service avahi-daemon start' \
+                or 'avahi-daemon -D'; install it with 'apt install avahi-daemon' if it is missing
+                """, rawValue: rawValue)
+        case .unreachable(let reason):
+            return DNSSDError(.daemonUnreachable, """
+                avahi-daemon could not be asked over the D-Bus system bus at \(address): \(reason), so \
+                \(operation) failed\(tail). The bus accepts connections, so the daemon may well be running: \
+                with many clients at once the bus's connection limit may be reached; try again, and run \
+                'svc-doctor' if it persists
+                """, rawValue: rawValue)
+        case .answering:
+            if let elapsed = lookupElapsed, elapsed >= AvahiDaemon.resolverLimit {
+                return DNSSDError(.noSuchName, """
+                    nothing on the network answered while \(operation): avahi-daemon runs and gave up after \
+                    its own \(AvahiDaemon.resolverLimit.secondsText) limit (kDNSServiceErr_Unknown, -65537: Avahi's \
+                    code for that timeout); check the name, type and domain, and that the service is published
+                    """, rawValue: rawValue)
+            }
+            return DNSSDError(.daemonUnreachable, """
+                avahi-daemon runs, but \(operation) failed\(tail): Avahi's dns_sd layer says so when its \
+                connection to the daemon broke (the daemon was restarted meanwhile) or could not be made \
+                (no thread or D-Bus connection for it); try again
+                """, rawValue: rawValue)
         }
     }
 

@@ -164,7 +164,7 @@ final class RegistrationCore: @unchecked Sendable {
         assertOnDNSSDQueue()
         guard !isCancelled else { return }
         guard code == kDNSServiceErr_NoError, let name else {
-            let error = DNSSDError.daemon(code, while: operation, bus: SystemBus.probe())
+            let error = DNSSDError.reported(code, while: operation)
             if error.isDaemonUnavailable {
                 lost(error)
             } else if error.code == .nameConflict {
@@ -261,7 +261,7 @@ final class RegistrationCore: @unchecked Sendable {
         guard let ref, !isLost else { return } // used when the registration is re-created
         let code = ref.updatePrimaryTXT(txtBytes)
         guard code == kDNSServiceErr_NoError else {
-            throw DNSSDError.daemon(code, while: "updating the TXT record of '\(registeredName)'", bus: SystemBus.probe())
+            throw DNSSDError.reported(code, while: "updating the TXT record of '\(registeredName)'")
         }
     }
 

@@ -31,8 +31,9 @@ extension ServiceInstance {
     /// - Parameters:
     ///   - interfaceIndex: resolve on this interface only, or 0 for any.
     ///   - timeout: how long to wait for an answer.
-    /// - Throws: `DNSSDError` (`.noSuchName` when nothing answered within `timeout`,
-    ///   `.daemonUnreachable`/`.busUnreachable` without a daemon), or `CancellationError`.
+    /// - Throws: `DNSSDError` (`.noSuchName` when nothing answered within `timeout`, or
+    ///   within the daemon's own 5 s limit when `timeout` is longer, `.daemonUnreachable`/
+    ///   `.busUnreachable` without a daemon), or `CancellationError`.
     public func resolve(interfaceIndex: UInt32 = 0, timeout: Duration = .seconds(5)) async throws -> ResolvedService {
         let instance = self
         let operation = "resolving '\(name)' of type \(type.baseType) in \(domain)"
@@ -59,6 +60,8 @@ private final class ResolveContext: @unchecked Sendable {
     let instance: ServiceInstance
     let operation: String
     let oneShot: OneShot<ResolvedService>
+    /// When the resolve was started: a failure 5 s or more later is the daemon's own timeout.
+    private let started = ContinuousClock.now
 
     init(instance: ServiceInstance, operation: String, oneShot: OneShot<ResolvedService>) {
         self.instance = instance
@@ -69,7 +72,7 @@ private final class ResolveContext: @unchecked Sendable {
     func reply(code: DNSServiceErrorType, interfaceIndex: UInt32, hostTarget: UnsafePointer<CChar>?, port: UInt16, txt: [UInt8]) {
         assertOnDNSSDQueue()
         guard code == kDNSServiceErr_NoError, let hostTarget else {
-            oneShot.finish(.failure(DNSSDError.daemon(code, while: operation, bus: SystemBus.probe())))
+            oneShot.finish(.failure(DNSSDError.reported(code, while: operation, lookupElapsed: .now - started)))
             return
         }
         oneShot.finish(.success(ResolvedService(

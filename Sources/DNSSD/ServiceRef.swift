@@ -40,7 +40,7 @@ final class ServiceRef: @unchecked Sendable {
         let code = start(&newRef, retained.toOpaque())
         guard code == kDNSServiceErr_NoError, let newRef else {
             retained.release()
-            throw DNSSDError.daemon(code, while: operation, bus: SystemBus.probe())
+            throw DNSSDError.reported(code, while: operation)
         }
         ref = newRef
         let fd = DNSServiceRefSockFD(newRef)
@@ -49,7 +49,7 @@ final class ServiceRef: @unchecked Sendable {
         source.setEventHandler { [source] in
             let result = DNSServiceProcessResult(refBox.ref)
             if result != kDNSServiceErr_NoError {
-                onProcessError(DNSSDError.daemon(result, while: operation, bus: SystemBus.probe()))
+                onProcessError(DNSSDError.reported(result, while: operation))
                 source.cancel()
             }
         }

@@ -68,6 +68,12 @@ public struct DaemonFacts: Sendable, Hashable {
         config?.hostName ?? String(systemHostName.prefix { $0 != "." })
     }
 
+    /// Whether a D-Bus error is the bus's refusal of one more connection
+    /// (`org.freedesktop.DBus.Error.LimitsExceeded`, as dbus-send reports it).
+    public static func isConnectionLimit(_ error: String) -> Bool {
+        error.contains("LimitsExceeded") || error.contains("maximum number of active connections")
+    }
+
     /// The configuration file a daemon's command line names (`-f FILE`, `--file FILE`,
     /// `--file=FILE`), or nil.
     public static func configPath(commandLine: [String]) -> String? {
@@ -146,6 +152,14 @@ extension Finding {
                 return Finding(check: "avahi-daemon", title: title, status: .warning,
                                summary: "avahi-daemon runs; its version and host name are unknown", observed: observed,
                                fixes: ["sudo apt-get install dbus-bin   (for dbus-send, to ask the daemon)"])
+            }
+            if case .failed(let error) = facts.query, DaemonFacts.isConnectionLimit(error) {
+                // The bus refused our connection, not the daemon an answer: a restart frees nothing.
+                return Finding(check: "avahi-daemon", title: title, status: .problem,
+                               summary: "the system bus refuses more connections from this user, so avahi-daemon (running) cannot be asked",
+                               observed: observed,
+                               fixes: ["end some of the programs connected to the system bus ('busctl --system list' lists them)",
+                                       "or raise max_connections_per_user (256 by default) in a <limit> of /etc/dbus-1/system-local.conf, then 'sudo systemctl reload dbus'"])
             }
             return Finding(check: "avahi-daemon", title: title, status: .problem,
                            summary: "avahi-daemon runs but does not answer on the system bus", observed: observed,

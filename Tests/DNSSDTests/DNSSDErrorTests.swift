@@ -4,7 +4,7 @@ import XCTest
 
 final class DNSSDErrorTests: XCTestCase {
     func testUnknownWithoutABusSaysToStartDBus() {
-        let error = DNSSDError.daemon(-65537, while: "browsing", bus: .unreachable(address: "/run/dbus/x", reason: "No such file or directory"))
+        let error = DNSSDError.daemon(-65537, while: "browsing", bus: .unreachable(address: "/run/dbus/x", reason: "No such file or directory"), daemon: { .absent })
         XCTAssertEqual(error.code, .busUnreachable)
         XCTAssertTrue(error.isDaemonUnavailable)
         XCTAssertTrue(error.message.contains("/run/dbus/x"))
@@ -15,7 +15,7 @@ final class DNSSDErrorTests: XCTestCase {
     }
 
     func testUnknownWithABusSaysAvahiIsNotRunning() {
-        let error = DNSSDError.daemon(-65537, while: "browsing", bus: .reachable(address: "/run/dbus/x"))
+        let error = DNSSDError.daemon(-65537, while: "browsing", bus: .reachable(address: "/run/dbus/x"), daemon: { .absent })
         XCTAssertEqual(error.code, .daemonUnreachable)
         XCTAssertTrue(error.message.contains("avahi-daemon is not running"))
         XCTAssertTrue(error.message.contains("service avahi-daemon start"))
@@ -24,7 +24,7 @@ final class DNSSDErrorTests: XCTestCase {
 
     /// Out of file descriptors is not a stopped daemon: the message says so and what to do.
     func testUnknownWithoutFileDescriptorsSaysTooManyOpenFiles() {
-        let error = DNSSDError.daemon(-65537, while: "resolving 'x'", bus: .outOfFileDescriptors(reason: "Too many open files"))
+        let error = DNSSDError.daemon(-65537, while: "resolving 'x'", bus: .outOfFileDescriptors(reason: "Too many open files"), daemon: { .absent })
         XCTAssertFalse(error.isDaemonUnavailable)
         XCTAssertTrue(error.message.hasPrefix("too many open files (Too many open files) while resolving 'x'"), error.message)
         XCTAssertTrue(error.message.contains("ulimit -n"))
@@ -34,12 +34,12 @@ final class DNSSDErrorTests: XCTestCase {
     /// A running publisher or browser that loses the daemon is most often seeing a restart:
     /// it says so, and does not tell the user to install anything.
     func testLosingTheDaemonReadsAsARestart() {
-        let daemon = DNSSDError.daemon(-65537, while: "browsing", bus: .reachable(address: "/run/dbus/x"))
+        let daemon = DNSSDError.daemon(-65537, while: "browsing", bus: .reachable(address: "/run/dbus/x"), daemon: { .absent })
         XCTAssertEqual(daemon.lostMessage, "avahi-daemon stopped answering: it is restarting, or was stopped")
-        let bus = DNSSDError.daemon(-65537, while: "browsing", bus: .unreachable(address: "/run/dbus/x", reason: "No such file or directory"))
+        let bus = DNSSDError.daemon(-65537, while: "browsing", bus: .unreachable(address: "/run/dbus/x", reason: "No such file or directory"), daemon: { .absent })
         XCTAssertTrue(bus.lostMessage.hasPrefix("the D-Bus system bus stopped answering: it is restarting, or was stopped"), bus.lostMessage)
         for error in [daemon, bus] { XCTAssertFalse(error.lostMessage.contains("install"), error.lostMessage) }
-        let other = DNSSDError.daemon(-65548, while: "registering", bus: .reachable(address: "b"))
+        let other = DNSSDError.daemon(-65548, while: "registering", bus: .reachable(address: "b"), daemon: { .absent })
         XCTAssertEqual(other.lostMessage, other.message)
     }
 
@@ -50,14 +50,92 @@ final class DNSSDErrorTests: XCTestCase {
             -65539: .noMemory, -65541: .internalError, -65542: .internalError, -65543: .internalError,
         ]
         for (raw, code) in expected {
-            let error = DNSSDError.daemon(raw, while: "resolving 'x'", bus: .reachable(address: "b"))
+            let error = DNSSDError.daemon(raw, while: "resolving 'x'", bus: .reachable(address: "b"), daemon: { .absent })
             XCTAssertEqual(error.code, code, "\(raw)")
             XCTAssertTrue(error.message.contains("resolving 'x'"), error.message)
             XCTAssertTrue(error.message.contains("kDNSServiceErr_\(DNSSDError.errorNames[raw]!)"), error.message)
             XCTAssertFalse(error.isDaemonUnavailable)
         }
-        XCTAssertEqual(DNSSDError.daemon(-65559, while: "x", bus: .reachable(address: "b")).code, .other)
-        XCTAssertEqual(DNSSDError.daemon(-1, while: "x", bus: .reachable(address: "b")).code, .other)
+        XCTAssertEqual(DNSSDError.daemon(-65559, while: "x", bus: .reachable(address: "b"), daemon: { .absent }).code, .other)
+        XCTAssertEqual(DNSSDError.daemon(-1, while: "x", bus: .reachable(address: "b"), daemon: { .absent }).code, .other)
+    }
+
+    /// Avahi's dns_sd layer gives `kDNSServiceErr_Unknown` for its resolvers' own 5 s timeout
+    /// too (compat.c maps `AVAHI_ERR_TIMEOUT` to it): a resolve that fails that late while
+    /// the daemon answers is a name nobody answered for, not a stopped daemon.
+    func testUnknownFromARunningDaemonAfterItsResolverLimitIsNoSuchName() {
+        var asked = 0
+        let error = DNSSDError.daemon(-65537, while: "resolving 'Nope' of type _p2pipp._tcp in local.", bus: .reachable(address: "/run/dbus/x"),
+                                      daemon: { asked += 1; return .answering }, lookupElapsed: .milliseconds(5003))
+        XCTAssertEqual(asked, 1)
+        XCTAssertEqual(error.code, .noSuchName)
+        XCTAssertFalse(error.isDaemonUnavailable)
+        XCTAssertFalse(error.message.contains("not running"), error.message)
+        XCTAssertTrue(error.message.hasPrefix("nothing on the network answered while resolving 'Nope' of type _p2pipp._tcp in local.: avahi-daemon runs and gave up after its own 5 s limit"), error.message)
+        XCTAssertEqual(error.rawValue, -65537)
+        XCTAssertEqual(AvahiDaemon.resolverLimit, .seconds(5))
+    }
+
+    /// Before the daemon's limit, or for a call that failed at once, a running daemon means
+    /// the connection broke (a restart) or could not be made: worth retrying, not "not running".
+    func testUnknownFromARunningDaemonBeforeItsLimitIsARestart() {
+        for elapsed in [Duration?.none, .milliseconds(4999)] {
+            let error = DNSSDError.daemon(-65537, while: "resolving 'x'", bus: .reachable(address: "/run/dbus/x"),
+                                          daemon: { .answering }, lookupElapsed: elapsed)
+            XCTAssertEqual(error.code, .daemonUnreachable)
+            XCTAssertTrue(error.isDaemonUnavailable)
+            XCTAssertTrue(error.message.hasPrefix("avahi-daemon runs, but resolving 'x' failed (kDNSServiceErr_Unknown, -65537)"), error.message)
+            XCTAssertTrue(error.message.contains("restarted"), error.message)
+            XCTAssertFalse(error.message.contains("not running"), error.message)
+            XCTAssertEqual(error.lostMessage, "avahi-daemon stopped answering: it is restarting, or was stopped")
+        }
+    }
+
+    /// A daemon that took the resolve and is gone when it failed was stopped or is restarting
+    /// (a restart takes a moment): said so, and the true "not running" stays for calls that
+    /// the daemon never took.
+    func testUnknownFromADaemonThatWentAwayMidwaySaysItStoppedAnswering() {
+        let error = DNSSDError.daemon(-65537, while: "resolving 'x'", bus: .reachable(address: "/run/dbus/x"),
+                                      daemon: { .absent }, lookupElapsed: .milliseconds(1500))
+        XCTAssertEqual(error.code, .daemonUnreachable)
+        XCTAssertTrue(error.message.hasPrefix("avahi-daemon stopped answering during resolving 'x', which it had taken"), error.message)
+        XCTAssertTrue(error.message.contains("is restarting"), error.message)
+        let atOnce = DNSSDError.daemon(-65537, while: "resolving 'x'", bus: .reachable(address: "/run/dbus/x"), daemon: { .absent })
+        XCTAssertTrue(atOnce.message.hasPrefix("avahi-daemon is not running"), atOnce.message)
+    }
+
+    /// A D-Bus failure (e.g. the bus's connection limit) is said as such, with Avahi's reason.
+    func testUnknownWhenTheDaemonCannotBeAskedGivesTheReason() {
+        let error = DNSSDError.daemon(-65537, while: "browsing", bus: .reachable(address: "/run/dbus/x"),
+                                      daemon: { .unreachable(reason: "An unexpected D-Bus error occurred") }, lookupElapsed: .seconds(9))
+        XCTAssertEqual(error.code, .daemonUnreachable)
+        XCTAssertTrue(error.message.hasPrefix("avahi-daemon could not be asked over the D-Bus system bus at /run/dbus/x: An unexpected D-Bus error occurred, so browsing failed"), error.message)
+        XCTAssertTrue(error.message.contains("connection limit"), error.message)
+        XCTAssertFalse(error.message.contains("not running"), error.message)
+    }
+
+    /// The bus's refusal of one more connection (D-Bus LimitsExceeded, which Avahi's client
+    /// library calls "Too many objects") reaches us as kDNSServiceErr_Refused: asked again,
+    /// the daemon cannot be reached either, and that is said instead of a policy.
+    func testRefusedWhenTheDaemonCannotBeAskedNamesTheConnectionLimit() {
+        let limit = DNSSDError.daemon(-65553, while: "resolving 'x'", bus: .reachable(address: "/run/dbus/x"),
+                                      daemon: { .unreachable(reason: "Too many objects") })
+        XCTAssertEqual(limit.code, .refused)
+        XCTAssertTrue(limit.message.hasPrefix("avahi-daemon could not be asked over the D-Bus system bus at /run/dbus/x: Too many objects, so resolving 'x' failed (kDNSServiceErr_Refused, -65553)"), limit.message)
+        XCTAssertTrue(limit.message.contains("max_connections_per_user"), limit.message)
+        let policy = DNSSDError.daemon(-65553, while: "resolving 'x'", bus: .reachable(address: "/run/dbus/x"), daemon: { .answering })
+        XCTAssertTrue(policy.message.hasPrefix("avahi-daemon refused the request while resolving 'x'"), policy.message)
+    }
+
+    /// Only `kDNSServiceErr_Unknown` and the refusals on a reachable bus ask the daemon (a
+    /// blocking D-Bus call).
+    func testTheDaemonIsAskedOnlyWhenItCanTellSomething() {
+        var asked = 0
+        let daemon: () -> AvahiDaemon.Status = { asked += 1; return .answering }
+        _ = DNSSDError.daemon(-65537, while: "x", bus: .unreachable(address: "a", reason: "b"), daemon: daemon)
+        _ = DNSSDError.daemon(-65537, while: "x", bus: .outOfFileDescriptors(reason: "b"), daemon: daemon)
+        _ = DNSSDError.daemon(-65538, while: "x", bus: .reachable(address: "a"), daemon: daemon, lookupElapsed: .seconds(6))
+        XCTAssertEqual(asked, 0)
     }
 
     func testTimeoutMessageNamesTheWait() {

@@ -132,6 +132,19 @@ final class DaemonTests: XCTestCase {
         }
     }
 
+    /// avahi-daemon gives up resolving a name after 5 s, and Avahi's dns_sd layer reports that
+    /// with the code it uses for a stopped daemon (kDNSServiceErr_Unknown): with --timeout 8 the
+    /// daemon's answer comes first, and svc-connect had said "avahi-daemon is not running"
+    /// (exit 69) while both daemons ran. It is a name nobody answered for (68).
+    func testConnectingToANameNobodyPublishesBlamesNoDaemon() throws {
+        let name = TestLAN.uniqueName("Nobody here")
+        let connect = try TestLAN.run("svc-connect", on: "b", [name, "--timeout", "8", "--message", "hi"])
+        XCTAssertEqual(connect.waitForExit(timeout: 20), 68, connect.transcript)
+        let message = connect.stderr.joined(separator: "\n")
+        XCTAssertFalse(message.contains("not running"), message)
+        XCTAssertTrue(message.contains("nothing on the network answered while resolving '\(name)' of type _p2pipp._tcp in local.: avahi-daemon runs and gave up after its own 5 s limit"), message)
+    }
+
     func testEveryToolExits69WithoutAvahiDaemon() throws {
         XCTAssertEqual(try TestLAN.control(["daemon", "stop", "b"]), 0)
         defer { XCTAssertEqual(try? TestLAN.control(["daemon", "start", "b"]), 0) }

@@ -49,6 +49,20 @@ final class CheckTests: XCTestCase {
         XCTAssertEqual(Finding.daemon(facts).status, .warning)
     }
 
+    /// A bus full of connections (many clients at once) is not a daemon to restart: the
+    /// diagnosis says what refused, as svc-connect does.
+    func testDaemonUnaskedBecauseTheBusRefusesMoreConnections() {
+        var facts = daemonFacts()
+        facts.query = .failed("Failed to open connection to \"system\" message bus: The maximum number of active connections for UID 0 has been reached")
+        let finding = Finding.daemon(facts)
+        XCTAssertEqual(finding.status, .problem)
+        XCTAssertEqual(finding.summary, "the system bus refuses more connections from this user, so avahi-daemon (running) cannot be asked")
+        XCTAssertTrue(finding.fixes.first?.hasPrefix("end some of the programs connected to the system bus") == true, "\(finding.fixes)")
+        XCTAssertFalse(finding.fixes.contains("sudo systemctl restart avahi-daemon"))
+        XCTAssertTrue(DaemonFacts.isConnectionLimit("org.freedesktop.DBus.Error.LimitsExceeded: ..."))
+        XCTAssertFalse(DaemonFacts.isConnectionLimit("timed out"))
+    }
+
     func testDaemonRenamedAfterConflict() {
         let renamed = Finding.daemon(daemonFacts(hostName: "studio-2"))
         XCTAssertEqual(renamed.status, .warning)
