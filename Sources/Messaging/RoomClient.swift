@@ -203,8 +203,9 @@ public final class RoomClient: @unchecked Sendable {
     /// Lines sent but not yet acknowledged, numbered in `session` (servers with
     /// `.acknowledgedText`): sent again after a reconnect, and relayed once by the server.
     /// Numbers are consecutive from `unacknowledgedStart`'s entry on, so an ACK removes a
-    /// prefix: O(1) a line. `leavesAt`: the link's `sentByteCount` once the line has left our
-    /// outbox (set again when it is sent again), before which no room can have read it.
+    /// prefix: O(1) a line. `leavesAt`: the link's `deliveredByteCount` once the room's end
+    /// has taken the whole line (set again when it is sent again), before which no room can
+    /// have read it.
     private var unacknowledged: [(sequence: UInt64, command: RoomCommand, leavesAt: Int)] = []
     private var unacknowledgedStart = 0
     private var unacknowledgedCount: Int { unacknowledged.count - unacknowledgedStart }
@@ -256,10 +257,10 @@ public final class RoomClient: @unchecked Sendable {
     /// Counts acknowledgements that made progress, so a confirmation timeout only fires when
     /// none came since it was set.
     private var confirmationProgress = 0
-    /// The connection's `sentByteCount` when progress was last counted (or at the join): an
+    /// The connection's `deliveredByteCount` when progress was last counted (or at the join): an
     /// acknowledgement counts as progress only when our outbox is empty or the room took some
     /// of it since (`roomReadSinceProgress`).
-    private var progressSentMark = 0
+    private var progressDeliveredMark = 0
     /// Acknowledgements confirmed lines since progress was last counted, but the room read
     /// none of the text waiting in our outbox: what a stall is then reported as.
     private var acknowledgedWithoutReading = false
@@ -480,13 +481,13 @@ public final class RoomClient: @unchecked Sendable {
         guard acknowledgementWatch == nil, !isOver, !finishing, let watched = link, joined else { return }
         let timeout = confirmationTimeout
         let progress = confirmationProgress
-        // Whether the outbox moved is what the peer took from it (`sentByteCount`), not its
+        // Whether the outbox moved is what the peer took from it (`deliveredByteCount`), not its
         // level: waiting sends refill it to the mark as fast as a slow room reads it. Offered
         // first, as at the check: room the kernel had already is not the room reading (it
         // gave a room that read nothing a second period).
         watched.connection.offerQueuedBytes()
         guard !watched.connection.isClosed else { return }
-        let sentBefore = watched.connection.sentByteCount
+        let deliveredBefore = watched.connection.deliveredByteCount
         acknowledgementWatch = scheduler.schedule(after: timeout) { [weak self] in
             guard let self else { return }
             acknowledgementWatch = nil
@@ -497,7 +498,7 @@ public final class RoomClient: @unchecked Sendable {
                 stalledBecause = acknowledgedWithoutReading
                     ? "the room acknowledged lines but read none of the text waiting to be sent for \(timeout.secondsText)"
                     : "the room acknowledged none of the text sent for \(timeout.secondsText) while more waited to be sent"
-            } else if outboxIsFull, !roomTookAny(of: watched, since: sentBefore) {
+            } else if outboxIsFull, !roomTookAny(of: watched, since: deliveredBefore) {
                 // Nothing to acknowledge (a room that does not acknowledge, or one that claimed
                 // everything): then the outbox must move (the room takes some of it), or the
                 // sends wait for ever. (The offer may have ended the connection: then it ended
@@ -517,16 +518,17 @@ public final class RoomClient: @unchecked Sendable {
     /// could otherwise acknowledge those one at a time, each within the timeout, and hold our
     /// sends for hours while it reads nothing (re-review N2).
     private func roomReadSinceProgress(_ link: PeerLink) -> Bool {
-        if link.connection.bufferedByteCount == 0 || link.connection.sentByteCount > progressSentMark { return true }
-        return roomTookAny(of: link, since: progressSentMark)
+        if link.connection.bufferedByteCount == 0 || link.connection.deliveredByteCount > progressDeliveredMark { return true }
+        return roomTookAny(of: link, since: progressDeliveredMark)
     }
 
-    /// Whether `link`'s room took any of the outbox since its count was `sentBefore`, once
-    /// what waits has been offered (a room that reads slowly frees less than the loop waits
-    /// for before it writes).
-    private func roomTookAny(of link: PeerLink, since sentBefore: Int) -> Bool {
+    /// Whether `link`'s room took any of the outbox since its delivered count was
+    /// `deliveredBefore` (what the room's end took, not what our own kernel took: bytes it
+    /// accepts into a free send buffer say nothing of the room), once what waits has been
+    /// offered (a room that reads slowly frees less than the loop waits for before it writes).
+    private func roomTookAny(of link: PeerLink, since deliveredBefore: Int) -> Bool {
         link.connection.offerQueuedBytes()
-        return link.connection.sentByteCount > sentBefore
+        return link.connection.deliveredByteCount > deliveredBefore
     }
 
     /// An `ACK` beyond the next line's number acknowledges text never sent, and one of a line
@@ -637,7 +639,7 @@ public final class RoomClient: @unchecked Sendable {
             joinWaiter = nil
             resendUnacknowledged()
             flushPending()
-            progressSentMark = link?.connection.sentByteCount ?? 0
+            progressDeliveredMark = link?.connection.deliveredByteCount ?? 0
             acknowledgedWithoutReading = false
             if sendsWait { watchAcknowledgements() }
         case .acknowledged(let through):
@@ -646,7 +648,7 @@ public final class RoomClient: @unchecked Sendable {
             // The last line it confirms must have left our outbox: no room can have read it before.
             if let first = unacknowledged[unacknowledgedStart...].first, through > first.sequence, let link {
                 let last = unacknowledged[unacknowledgedStart + Int(through - first.sequence) - 1]
-                if link.connection.sentByteCount < last.leavesAt { return refuseAcknowledgement(through, stillQueued: last.sequence) }
+                if link.connection.deliveredByteCount < last.leavesAt { return refuseAcknowledgement(through, stillQueued: last.sequence) }
             }
             let unconfirmed = unacknowledgedCount
             while unacknowledgedStart < unacknowledged.count, unacknowledged[unacknowledgedStart].sequence < through {
@@ -655,7 +657,7 @@ public final class RoomClient: @unchecked Sendable {
             }
             if unacknowledgedCount < unconfirmed, let link {
                 if roomReadSinceProgress(link) {
-                    progressSentMark = link.connection.sentByteCount
+                    progressDeliveredMark = link.connection.deliveredByteCount
                     acknowledgedWithoutReading = false
                     confirmationProgress += 1
                     if finishing { awaitConfirmation() }
@@ -751,8 +753,8 @@ public final class RoomClient: @unchecked Sendable {
         }
     }
 
-    /// Queues a line's `TEXT`; returns the link's `sentByteCount` at which it will have left
-    /// our outbox.
+    /// Queues a line's `TEXT`; returns the link's `deliveredByteCount` at which the room's end
+    /// has taken all of it.
     @discardableResult
     private func sendText(_ command: RoomCommand, over link: PeerLink) -> Int {
         switch command {

@@ -43,6 +43,7 @@ public final class NegotiatingServerStream: ByteStream {
     public var bufferedByteCount: Int { waiting.count + (tls?.bufferedByteCount ?? inner.bufferedByteCount) }
     /// The TLS stream's once it exists (it counts queued plaintext as the ciphertext it becomes).
     public var sentByteCount: Int { tls?.sentByteCount ?? inner.sentByteCount }
+    public var deliveredByteCount: Int { tls?.deliveredByteCount ?? inner.deliveredByteCount }
     public func offerQueuedBytes() { tls?.offerQueuedBytes() ?? inner.offerQueuedBytes() }
     public var secureSession: SecureSession? { tls?.secureSession }
 

@@ -110,6 +110,8 @@ public final class TLSStream: ByteStream {
     /// peer that reads nothing seem to move the count, and so hold a stalled link, with a key
     /// update before each ping.)
     public var sentByteCount: Int { inner.sentByteCount + sentShortfall }
+    /// What the wrapped stream delivered, in the units of `sentByteCount`.
+    public var deliveredByteCount: Int { inner.deliveredByteCount + sentShortfall }
 
     // All guarded by the executor (see above).
     private let inner: any ByteStream

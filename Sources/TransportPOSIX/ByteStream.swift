@@ -24,6 +24,11 @@ public protocol ByteStream: AnyObject {
     /// all left once `sentByteCount` reaches `n`. It grows whenever the outbox moves, also
     /// when it does not drain to a mark.
     var sentByteCount: Int { get }
+    /// Bytes the other end has taken from the connection so far (for TCP: acknowledged by the
+    /// peer's kernel, which takes them into its receive buffer whether or not the peer reads
+    /// them), in the units of `sentByteCount`, which it never passes. Unlike `sentByteCount`
+    /// it does not move when only our own kernel takes bytes. It never goes down.
+    var deliveredByteCount: Int { get }
     /// For a secure link whose handshake completed: the peer's key and the session's safety
     /// code; nil for a plain stream and before the handshake ends.
     var secureSession: SecureSession? { get }
@@ -93,6 +98,9 @@ extension ByteStream {
 
     /// Streams that deliver on their own have nothing to offer.
     public func offerQueuedBytes() {}
+
+    /// Streams whose "sent" is the other end's taking (in-memory) deliver what they send.
+    public var deliveredByteCount: Int { sentByteCount }
 
     /// Queues bytes for sending; see `send(_:)` for raw bytes.
     @discardableResult

@@ -103,6 +103,19 @@ public final class Connection: EventLoopSelectable {
     /// Bytes the kernel has accepted so far (see `ByteStream.sentByteCount`).
     public private(set) var sentByteCount = 0
 
+    /// Bytes the peer's TCP has acknowledged so far: `sentByteCount` less what the kernel
+    /// still holds for it (SIOCOUTQ; all of it counts as delivered if the kernel does not
+    /// say). Never goes down (see `ByteStream.deliveredByteCount`).
+    public var deliveredByteCount: Int {
+        loop.assertOnExecutor()
+        if !isClosed {
+            let held = socket.unacknowledgedByteCount() ?? 0
+            delivered = max(delivered, sentByteCount - min(held, sentByteCount))
+        }
+        return delivered
+    }
+    private var delivered = 0
+
     /// Calls `handler` each time the outbox empties, so a producer (e.g. a file being sent)
     /// can queue more without the outbox growing: the flow control for bulk data.
     /// Also when a write takes the outbox from over `mark` bytes to `mark` or fewer.

@@ -104,6 +104,14 @@ public final class Socket: @unchecked Sendable {
         try nonBlockingSyscall("send") { Glibc.send(fd, bytes.baseAddress, bytes.count, Int32(MSG_NOSIGNAL)) }
     }
 
+    /// SIOCOUTQ: bytes in the send queue the peer's TCP has not acknowledged yet (sent or
+    /// not); nil when the kernel does not say.
+    func unacknowledgedByteCount() -> Int? {
+        var value: Int32 = 0
+        guard ioctl(fd, UInt(TIOCOUTQ), &value) == 0, value >= 0 else { return nil }
+        return Int(value)
+    }
+
     func shutdownWrite() throws(TransportError) {
         _ = try syscall("shutdown") { Glibc.shutdown(fd, Int32(SHUT_WR)) }
     }

@@ -133,6 +133,43 @@ final class ConnectionLoopTests: XCTestCase {
         reader.close()
     }
 
+    /// `deliveredByteCount` is what the peer's end took, not what our kernel took: with the
+    /// peer's receive buffer full, bytes written into our free send buffer raise
+    /// `sentByteCount` only; it rises again when the peer reads, and never passes it.
+    func testTheDeliveredCountMovesOnlyWhenThePeerTakesBytes() async throws {
+        let (reader, socket, winner, listener) = try await acceptedPair() // the reader is read by hand
+        defer { listener.cancel() }
+        var small: Int32 = 8192, large: Int32 = 256 << 10
+        XCTAssertEqual(setsockopt(reader.fd, SOL_SOCKET, SO_RCVBUF, &small, socklen_t(MemoryLayout<Int32>.size)), 0)
+        XCTAssertEqual(setsockopt(socket.fd, SOL_SOCKET, SO_SNDBUF, &large, socklen_t(MemoryLayout<Int32>.size)), 0)
+        let client = Connection(socket: socket, peer: winner, loop: loop)
+        loop.runAndWait {
+            client.start(onBytes: { _ in }, onClose: { _ in })
+            client.send([UInt8](repeating: 7, count: 3 << 20))
+        }
+        try await Task.sleep(for: .milliseconds(300))
+        let full = loop.runAndWait { [client.sentByteCount, client.deliveredByteCount] }
+        XCTAssertGreaterThan(full[1], 0, "the reader's kernel took its buffer's worth")
+        XCTAssertLessThan(full[1], full[0], "what waits in our own send buffer is not delivered")
+        try await Task.sleep(for: .milliseconds(200))
+        XCTAssertEqual(loop.runAndWait { client.deliveredByteCount }, full[1], "a reader that reads nothing takes nothing more")
+        var buffer = [UInt8](repeating: 0, count: 16384)
+        var taken = 0
+        for _ in 0..<200 where taken < 32768 {
+            let count = read(reader.fd, &buffer, buffer.count)
+            if count > 0 { taken += count } else { try await Task.sleep(for: .milliseconds(5)) }
+        }
+        var delivered = full[1]
+        for _ in 0..<200 where delivered <= full[1] {
+            try await Task.sleep(for: .milliseconds(5))
+            delivered = loop.runAndWait { client.deliveredByteCount }
+        }
+        XCTAssertGreaterThan(delivered, full[1], "what the reader read made room its kernel took")
+        XCTAssertLessThanOrEqual(delivered, loop.runAndWait { client.sentByteCount })
+        loop.runAndWait { client.close() }
+        reader.close()
+    }
+
     func testShuttingTheLoopDownClosesItsConnectionsLocally() async throws {
         let (server, client, listener) = try await connectedPair()
         defer { listener.cancel() }
