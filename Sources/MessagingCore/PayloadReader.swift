@@ -25,11 +25,9 @@ struct PayloadReader {
         let size = MemoryLayout<Integer>.size
         guard bytes.count - offset >= size else { throw malformed(what) }
         defer { offset += size }
-        var value = Integer.zero
-        for index in offset..<(offset + size) {
-            value = value << 8 | Integer(bytes[index])
-        }
-        return value
+        // One unaligned load: the loop over a range of indices it replaces went through the
+        // range's generic witnesses (~2% of receiving a 64-byte TEXT, two lengths a frame).
+        return Integer(bigEndian: UnsafeRawBufferPointer(bytes).loadUnaligned(fromByteOffset: offset, as: Integer.self))
     }
 
     mutating func raw(_ count: Int, _ what: String) throws(ProtocolError) -> [UInt8] {
