@@ -150,7 +150,9 @@ extension PayloadWriter {
     static func appendTextFrame(type: UInt16, from: borrowing String, to: borrowing String, text: borrowing String,
                                 into buffer: inout [UInt8]) -> Bool? {
         // Read through `utf8Span`, borrowed: `utf8` made a view holding a copy of each string
-        // (a retain and a release).
+        // (a retain and a release). The span needs contiguous UTF-8, which every `String` has
+        // here (only Foundation's bridged strings, on Apple platforms, lack it; no tool links
+        // Foundation).
         let fromCount = from.utf8Span.count
         let toCount = to.utf8Span.count
         guard fromCount <= Int(UInt16.max), toCount <= Int(UInt16.max) else { return nil }
