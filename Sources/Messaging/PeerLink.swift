@@ -297,19 +297,20 @@ public final class PeerLink {
                 return
             }
             handled += 1
-            let frame: FrameDecoder.DecodedFrame
+            let decoded: FrameDecoder.DecodedFrame?
             do throws(ProtocolError) {
                 // Decoded where it lies in the decoder's buffer: no payload array per frame.
-                guard let next = try decoder.nextMessage(memberKeys: usesMemberKeys) else { break }
-                frame = next
-                bytes += next.payloadCount
+                decoded = try decoder.nextMessage(memberKeys: usesMemberKeys)
             } catch {
                 reject(error) // an oversize length: the stream cannot be trusted after it
                 break
             }
+            guard let frame = decoded else { break }
+            bytes += frame.payloadCount
             guard goodbyeReason == nil else { continue } // after its GOODBYE a peer says nothing more that counts
-            do throws(ProtocolError) {
-                let message = try frame.message.get()
+            // Moved out of the frame, not copied (a copy cost a retain and a release per frame).
+            switch (consume frame).message {
+            case .success(let message):
                 if case .hello(let hello) = message, receivedCapabilities == nil { receivedCapabilities = hello.capabilities }
                 switch message {
                 case .ping(let token) where !awaitingHandshake && answersPings: send(.pong(token: token))
@@ -320,9 +321,9 @@ public final class PeerLink {
                     onMessage(message)
                 default: onMessage(message) // before the handshake, the server refuses all but HELLO
                 }
-            } catch where awaitingHandshake && !error.code.closesConnection {
+            case .failure(let error) where awaitingHandshake && !error.code.closesConnection:
                 reject(ProtocolError(.notHandshaken, "the first frame must be a valid HELLO (\(error.message))"))
-            } catch {
+            case .failure(let error):
                 reject(error)
             }
         }

@@ -42,6 +42,34 @@ final class MessageTests: XCTestCase {
         XCTAssertEqual(buffer, [0xAA] + samples.flatMap { $0.frame.encoded })
     }
 
+    /// TEXT is written whole by its own path (`PayloadWriter.appendTextFrame`): the same bytes
+    /// as the general one (`frame`, through `writePayload`), on the stack or in place, with
+    /// names at and past the 65,535 bytes a `str` holds (cut by the general path), and refused
+    /// whole when its payload would pass the limit.
+    func testTextIsEncodedWholeAsTheGeneralPathEncodesIt() throws {
+        let long = String(repeating: "é", count: 32_768) // 65,536 bytes: one past a str's 65,535
+        let texts: [(String, String, String)] = [
+            ("", "", ""), ("", "", String(repeating: "x", count: 60)), ("ann", "", "hi"), ("bo", "ann", "grüße 👋"),
+            ("", "", String(repeating: "y", count: 1014)), ("", "", String(repeating: "y", count: 1013)), // 1,024 bytes and one past
+            (String(repeating: "n", count: 255), "bo", String(repeating: "z", count: Message.maximumTextBytes)),
+            (String(repeating: "a", count: 65_535), "", "t"), (String(repeating: "a", count: 65_536), "", "t"), (long, "", "t"),
+            ("", long, "t"),
+        ]
+        for (from, to, text) in texts {
+            let message = Message.text(from: from, to: to, text: text)
+            var buffer: [UInt8] = [0xAA, 0xBB]
+            XCTAssertTrue(message.encode(into: &buffer))
+            XCTAssertEqual(buffer, [0xAA, 0xBB] + message.frame.encoded, "from \(from.utf8.count), to \(to.utf8.count), text \(text.utf8.count) bytes")
+        }
+        var buffer: [UInt8] = [1, 2, 3]
+        XCTAssertFalse(Message.text(from: "", to: "", text: String(repeating: "x", count: Frame.maximumPayload - 3)).encode(into: &buffer))
+        XCTAssertFalse(Message.text(from: "", to: "", text: String(repeating: "x", count: Frame.maximumPayload + 1)).encode(into: &buffer))
+        XCTAssertEqual(buffer, [1, 2, 3], "the buffer is left as it was")
+        XCTAssertTrue(Message.text(from: "", to: "", text: String(repeating: "x", count: Frame.maximumPayload - 4)).encode(into: &buffer))
+        XCTAssertEqual(buffer.count, 3 + Frame.headerSize + Frame.maximumPayload)
+        XCTAssertEqual(try Message(decoding: Message.text(from: "ann", to: "bo", text: "hé").frame), .text(from: "ann", to: "bo", text: "hé"))
+    }
+
     func testFileChunkHeaderPlusDataIsAFileChunkFrame() throws {
         let data: [UInt8] = [9, 8, 7]
         var decoder = FrameDecoder()
