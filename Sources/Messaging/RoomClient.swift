@@ -512,13 +512,16 @@ public final class RoomClient: @unchecked Sendable {
         }
     }
 
-    /// Whether an acknowledgement that confirmed lines counts as progress: our outbox is empty,
-    /// or the room took some of it since progress was last counted (offered first, as at the
-    /// checks). Lines that left the outbox may wait unread in the kernels' buffers, so a room
-    /// could otherwise acknowledge those one at a time, each within the timeout, and hold our
-    /// sends for hours while it reads nothing (re-review N2).
+    /// Whether an acknowledgement that confirmed lines counts as progress: the room's end has
+    /// taken everything queued (nothing waits in our outbox or our kernel), or some of it since
+    /// progress was last counted (offered first, as at the checks). Lines the room's end took
+    /// may wait there unread, so a room could otherwise acknowledge those one at a time, each
+    /// within the timeout, and hold our sends for hours while it reads nothing (re-review N2;
+    /// our own kernel's send buffer, which grows to megabytes, counted as taken at first).
     private func roomReadSinceProgress(_ link: PeerLink) -> Bool {
-        if link.connection.bufferedByteCount == 0 || link.connection.deliveredByteCount > progressDeliveredMark { return true }
+        let connection = link.connection
+        let delivered = connection.deliveredByteCount
+        if delivered >= connection.sentByteCount + connection.bufferedByteCount || delivered > progressDeliveredMark { return true }
         return roomTookAny(of: link, since: progressDeliveredMark)
     }
 
