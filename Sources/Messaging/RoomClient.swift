@@ -491,9 +491,11 @@ public final class RoomClient: @unchecked Sendable {
         acknowledgementWatch = scheduler.schedule(after: timeout) { [weak self] in
             guard let self else { return }
             acknowledgementWatch = nil
-            // Input ended: `awaitConfirmation` watches from now on; nothing waits: nothing to watch.
-            guard !isOver, !finishing, sendsWait else { return }
-            guard progress == confirmationProgress, link === watched else { return watchAcknowledgements() }
+            // Input ended: `awaitConfirmation` watches from now on; nothing waits: nothing to
+            // watch, unless acknowledgements came while the room took nothing (the send an ACK
+            // just let through may be on its way back: a fresh period would begin with it).
+            guard !isOver, !finishing, sendsWait || acknowledgedWithoutReading else { return }
+            guard progress == confirmationProgress, link === watched else { return watchAgainIfSendsWait() }
             if unacknowledgedCount > 0 {
                 stalledBecause = acknowledgedWithoutReading
                     ? "the room acknowledged lines but read none of the text waiting to be sent for \(timeout.secondsText)"
@@ -506,10 +508,14 @@ public final class RoomClient: @unchecked Sendable {
                 guard !watched.connection.isClosed else { return }
                 stalledBecause = "the room read none of the text waiting to be sent for \(timeout.secondsText)"
             } else {
-                return watchAcknowledgements()
+                return watchAgainIfSendsWait()
             }
             watched.connection.close()
         }
+    }
+
+    private func watchAgainIfSendsWait() {
+        if sendsWait { watchAcknowledgements() }
     }
 
     /// Whether an acknowledgement that confirmed lines counts as progress: the room's end has

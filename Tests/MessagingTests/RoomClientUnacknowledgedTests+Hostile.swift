@@ -86,6 +86,28 @@ extension RoomClientUnacknowledgedTests {
         client.stop()
     }
 
+    /// Review attacks19 (B): when the watch ended at a moment no send waited (an ACK had just
+    /// let one through, on its way back), the next waiting send began a fresh period, and a
+    /// room that read nothing was held for a period more each time.
+    func testUncountedAcknowledgementsAreJudgedAlsoWhenNoSendWaitsAtTheEnd() async throws {
+        let (client, server, sending) = try await fillTheOutboxOfARoomThatStoppedReading()
+        try await pump("0.6 s") { scheduler.advance(by: .milliseconds(600)); return true }
+        queue.sync { _ = server.send(.acknowledged(through: 1)) } // counts: the room read three lines since the join
+        try await pump("the watch set again") { client.acknowledgementWatch != nil }
+        sending.cancel()
+        try await pump("no send waits") { !client.sendsWait }
+        for through in 2...3 {
+            try await pump("0.6 s") { scheduler.advance(by: .milliseconds(600)); return true }
+            queue.sync { _ = server.send(.acknowledged(through: UInt64(through))) }
+        }
+        try await pump("0.9 s") { scheduler.advance(by: .milliseconds(900)); return true }
+        try await pump("the drop") { server.closeReason != nil }
+        try await pump("the disconnection") {
+            disconnections() == ["the room acknowledged lines but read none of the text waiting to be sent for 2 s"]
+        }
+        client.stop()
+    }
+
     func testARoomThatAcknowledgesAndReadsSomeOfTheOutboxKeepsItsConnection() async throws {
         let (client, server, sending) = try await fillTheOutboxOfARoomThatStoppedReading()
         // In each 1.5 s the room reads a little and acknowledges a line it read.

@@ -1,4 +1,5 @@
 import Foundation
+import Glibc
 import MessagingTesting
 import Synchronization
 import TransportCore
@@ -96,13 +97,11 @@ final class ConnectionLoopTests: XCTestCase {
         loop.runAndWait { server.close() }
     }
 
-    /// A peer that reads a little frees less of our send buffer than Linux waits for before it
-    /// reports the socket writable (about a third), so nothing more is written and the count
-    /// stays; `offerQueuedBytes` writes what fits now. (Stall checks rely on it: a peer reading
-    /// a few KB a second must not seem to read nothing.)
-    func testOfferingQueuedBytesWritesWhatASlowReaderFreedBeforeTheLoopIsTold() async throws {
-        let (reader, socket, winner, listener) = try await acceptedPair() // the reader is read by hand, a little at a time
-        defer { listener.cancel() }
+    /// A client connection with a 256 KiB send buffer that queued 3 MiB to a peer with an 8 KiB
+    /// receive buffer that reads nothing (the test reads `reader` by hand): after 300 ms both
+    /// kernels' buffers are full and the rest waits in the outbox.
+    private func aReaderThatStoppedWithEverythingFull() async throws -> (reader: Socket, client: Connection, listener: TCPListener) {
+        let (reader, socket, winner, listener) = try await acceptedPair()
         var small: Int32 = 8192, large: Int32 = 256 << 10
         XCTAssertEqual(setsockopt(reader.fd, SOL_SOCKET, SO_RCVBUF, &small, socklen_t(MemoryLayout<Int32>.size)), 0)
         XCTAssertEqual(setsockopt(socket.fd, SOL_SOCKET, SO_SNDBUF, &large, socklen_t(MemoryLayout<Int32>.size)), 0)
@@ -112,14 +111,30 @@ final class ConnectionLoopTests: XCTestCase {
             client.send([UInt8](repeating: 7, count: 3 << 20))
         }
         try await Task.sleep(for: .milliseconds(300))
-        let full = loop.runAndWait { [client.sentByteCount, client.bufferedByteCount] }
-        XCTAssertGreaterThan(full[1], 0, "the kernel's buffers are full")
+        return (reader, client, listener)
+    }
+
+    /// Reads about `wanted` bytes from `socket` by hand (for up to a second); returns how many.
+    private func read(_ wanted: Int, from socket: Socket) async throws -> Int {
         var buffer = [UInt8](repeating: 0, count: 16384)
         var taken = 0
-        for _ in 0..<200 where taken < 32768 {
-            let count = read(reader.fd, &buffer, buffer.count)
+        for _ in 0..<200 where taken < wanted {
+            let count = Glibc.read(socket.fd, &buffer, buffer.count)
             if count > 0 { taken += count } else { try await Task.sleep(for: .milliseconds(5)) }
         }
+        return taken
+    }
+
+    /// A peer that reads a little frees less of our send buffer than Linux waits for before it
+    /// reports the socket writable (about a third), so nothing more is written and the count
+    /// stays; `offerQueuedBytes` writes what fits now. (Stall checks rely on it: a peer reading
+    /// a few KB a second must not seem to read nothing.)
+    func testOfferingQueuedBytesWritesWhatASlowReaderFreedBeforeTheLoopIsTold() async throws {
+        let (reader, client, listener) = try await aReaderThatStoppedWithEverythingFull()
+        defer { listener.cancel() }
+        let full = loop.runAndWait { [client.sentByteCount, client.bufferedByteCount] }
+        XCTAssertGreaterThan(full[1], 0, "the kernel's buffers are full")
+        let taken = try await read(32768, from: reader)
         XCTAssertGreaterThan(taken, 0)
         try await Task.sleep(for: .milliseconds(300))
         let told = loop.runAndWait { client.sentByteCount }
@@ -137,28 +152,15 @@ final class ConnectionLoopTests: XCTestCase {
     /// peer's receive buffer full, bytes written into our free send buffer raise
     /// `sentByteCount` only; it rises again when the peer reads, and never passes it.
     func testTheDeliveredCountMovesOnlyWhenThePeerTakesBytes() async throws {
-        let (reader, socket, winner, listener) = try await acceptedPair() // the reader is read by hand
+        let (reader, client, listener) = try await aReaderThatStoppedWithEverythingFull()
         defer { listener.cancel() }
-        var small: Int32 = 8192, large: Int32 = 256 << 10
-        XCTAssertEqual(setsockopt(reader.fd, SOL_SOCKET, SO_RCVBUF, &small, socklen_t(MemoryLayout<Int32>.size)), 0)
-        XCTAssertEqual(setsockopt(socket.fd, SOL_SOCKET, SO_SNDBUF, &large, socklen_t(MemoryLayout<Int32>.size)), 0)
-        let client = Connection(socket: socket, peer: winner, loop: loop)
-        loop.runAndWait {
-            client.start(onBytes: { _ in }, onClose: { _ in })
-            client.send([UInt8](repeating: 7, count: 3 << 20))
-        }
-        try await Task.sleep(for: .milliseconds(300))
         let full = loop.runAndWait { [client.sentByteCount, client.deliveredByteCount] }
         XCTAssertGreaterThan(full[1], 0, "the reader's kernel took its buffer's worth")
         XCTAssertLessThan(full[1], full[0], "what waits in our own send buffer is not delivered")
         try await Task.sleep(for: .milliseconds(200))
         XCTAssertEqual(loop.runAndWait { client.deliveredByteCount }, full[1], "a reader that reads nothing takes nothing more")
-        var buffer = [UInt8](repeating: 0, count: 16384)
-        var taken = 0
-        for _ in 0..<200 where taken < 32768 {
-            let count = read(reader.fd, &buffer, buffer.count)
-            if count > 0 { taken += count } else { try await Task.sleep(for: .milliseconds(5)) }
-        }
+        let taken = try await read(32768, from: reader)
+        XCTAssertGreaterThan(taken, 0, "the reader read")
         var delivered = full[1]
         for _ in 0..<200 where delivered <= full[1] {
             try await Task.sleep(for: .milliseconds(5))
