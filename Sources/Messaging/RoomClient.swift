@@ -258,11 +258,11 @@ public final class RoomClient: @unchecked Sendable {
     /// none came since it was set.
     private var confirmationProgress = 0
     /// The connection's `deliveredByteCount` when progress was last counted (or at the join): an
-    /// acknowledgement counts as progress only when our outbox is empty or the room took some
-    /// of it since (`roomReadSinceProgress`).
+    /// acknowledgement counts as progress only when the room's end has taken everything queued
+    /// or some of it since (`progressMark(of:delivered:)`).
     private var progressDeliveredMark = 0
-    /// Acknowledgements confirmed lines since progress was last counted, but the room read
-    /// none of the text waiting in our outbox: what a stall is then reported as.
+    /// Acknowledgements confirmed lines since progress was last counted, but the room's end
+    /// took none of the text waiting for it: what a stall is then reported as.
     private var acknowledgedWithoutReading = false
     /// The timer that watches for acknowledgements while sends wait (`watchAcknowledgements`).
     private(set) var acknowledgementWatch: (any ScheduledWork)?
@@ -518,17 +518,18 @@ public final class RoomClient: @unchecked Sendable {
         if sendsWait { watchAcknowledgements() }
     }
 
-    /// Whether an acknowledgement that confirmed lines counts as progress: the room's end has
-    /// taken everything queued (nothing waits in our outbox or our kernel), or some of it since
-    /// progress was last counted (offered first, as at the checks). Lines the room's end took
-    /// may wait there unread, so a room could otherwise acknowledge those one at a time, each
-    /// within the timeout, and hold our sends for hours while it reads nothing (re-review N2;
-    /// our own kernel's send buffer, which grows to megabytes, counted as taken at first).
-    private func roomReadSinceProgress(_ link: PeerLink) -> Bool {
+    /// Whether an acknowledgement that confirmed lines counts as progress, given the link's
+    /// `deliveredByteCount` (`delivered`): the room's end has taken everything queued (nothing
+    /// waits in our outbox or our kernel), or some of it since progress was last counted
+    /// (offered first, as at the checks). Returns the delivered count to count from next, or
+    /// nil. Lines the room's end took may wait there unread, so a room could otherwise
+    /// acknowledge those one at a time, each within the timeout, and hold our sends for hours
+    /// while it reads nothing (re-review N2; our own kernel's send buffer, which grows to
+    /// megabytes, counted as taken at first).
+    private func progressMark(of link: PeerLink, delivered: Int) -> Int? {
         let connection = link.connection
-        let delivered = connection.deliveredByteCount
-        if delivered >= connection.sentByteCount + connection.bufferedByteCount || delivered > progressDeliveredMark { return true }
-        return roomTookAny(of: link, since: progressDeliveredMark)
+        if delivered >= connection.sentByteCount + connection.bufferedByteCount || delivered > progressDeliveredMark { return delivered }
+        return roomTookAny(of: link, since: progressDeliveredMark) ? connection.deliveredByteCount : nil
     }
 
     /// Whether `link`'s room took any of the outbox since its delivered count was
@@ -541,15 +542,15 @@ public final class RoomClient: @unchecked Sendable {
     }
 
     /// An `ACK` beyond the next line's number acknowledges text never sent, and one of a line
-    /// still in our outbox (`stillQueued`) text no room can have read: a protocol violation,
-    /// and a room that would hold our sends for ever by claiming what it never read (one
-    /// line further per confirmation timeout would do). Handled like a room that acknowledges
-    /// nothing: the room is told, the connection is closed (within 1 s) as lost, and never
-    /// counts as stable. On the executor.
-    private func refuseAcknowledgement(_ through: UInt64, stillQueued: UInt64? = nil) {
+    /// the room's end has not all taken (`notReceived`) text no room can have read: a protocol
+    /// violation, and a room that would hold our sends for ever by claiming what it never read
+    /// (one line further per confirmation timeout would do). Handled like a room that
+    /// acknowledges nothing: the room is told, the connection is closed (within 1 s) as lost,
+    /// and never counts as stable. On the executor.
+    private func refuseAcknowledgement(_ through: UInt64, notReceived: UInt64? = nil) {
         guard let link else { return }
-        let what = if let stillQueued {
-            "ACK through \(through) acknowledges line \(stillQueued), which has not left this client yet"
+        let what = if let notReceived {
+            "ACK through \(through) acknowledges line \(notReceived), which the room has not all received yet"
         } else {
             "ACK through \(through) acknowledges text never sent (the next line is number \(nextSequence))"
         }
@@ -654,19 +655,23 @@ public final class RoomClient: @unchecked Sendable {
         case .acknowledged(let through):
             // Everything below `through` was handled: beyond the next number, text never sent.
             guard through <= nextSequence else { return refuseAcknowledgement(through) }
-            // The last line it confirms must have left our outbox: no room can have read it before.
+            // The last line it confirms must have reached the room's end: no room can have read
+            // it before. (What its end took is asked once an ACK, a system call.)
+            var delivered: Int?
             if let first = unacknowledged[unacknowledgedStart...].first, through > first.sequence, let link {
                 let last = unacknowledged[unacknowledgedStart + Int(through - first.sequence) - 1]
-                if link.connection.deliveredByteCount < last.leavesAt { return refuseAcknowledgement(through, stillQueued: last.sequence) }
+                let taken = link.connection.deliveredByteCount
+                if taken < last.leavesAt { return refuseAcknowledgement(through, notReceived: last.sequence) }
+                delivered = taken
             }
             let unconfirmed = unacknowledgedCount
             while unacknowledgedStart < unacknowledged.count, unacknowledged[unacknowledgedStart].sequence < through {
                 window.release(Self.weight(of: unacknowledged[unacknowledgedStart].command))
                 unacknowledgedStart += 1
             }
-            if unacknowledgedCount < unconfirmed, let link {
-                if roomReadSinceProgress(link) {
-                    progressDeliveredMark = link.connection.deliveredByteCount
+            if unacknowledgedCount < unconfirmed, let link, let delivered {
+                if let mark = progressMark(of: link, delivered: delivered) {
+                    progressDeliveredMark = mark
                     acknowledgedWithoutReading = false
                     confirmationProgress += 1
                     if finishing { awaitConfirmation() }

@@ -36,7 +36,7 @@ extension RoomClientUnacknowledgedTests {
         try await withTimeout("the send") { try await client.send(.say(Self.first)) }
         try await pump("the line queued") { (client.link?.connection.bufferedByteCount ?? 0) > 0 }
         queue.sync { _ = server.send(.acknowledged(through: 1)) }
-        let what = "ACK through 1 acknowledges line 0, which has not left this client yet"
+        let what = "ACK through 1 acknowledges line 0, which the room has not all received yet"
         try await pump("the drop within 1 s", step: .milliseconds(100)) { server.closeReason != nil }
         try await pump("the disconnection") { disconnections() == ["the room broke the protocol: " + what] }
         // Not confirmed: the next connection gets the line again, and its acknowledgement, once
