@@ -76,9 +76,9 @@ extension ExitCode {
           73   the name is taken and --conflict fail was given
           74   something was not delivered, or the connection broke or the room closed
                and was not restored
-          75   the service is published but its host does not answer, or does not let us
-               in in time (it may have left without saying so), or too many room codes
-               were tried: trying again later may work
+          75   the service is published but its host does not answer, refuses the
+               connection, or does not let us in in time (it may have left without saying
+               so), or too many room codes were tried: trying again later may work
           76   the server refused us (e.g. the room is full)
           77   the service presented a key other than the one pinned, announced or given
                (--fingerprint), or --strict and it is not pinned; nothing was sent

@@ -13,8 +13,8 @@ public enum TCPConnector {
     ///     interface then fails to connect instead of being reached there.
     ///   - loop: where the attempts wait for their sockets and deadlines.
     /// - Returns: the connected socket and the address that won.
-    /// - Throws: `TransportError` naming every address tried and why it failed, or
-    ///   `CancellationError`.
+    /// - Throws: `TransportError` naming every address tried and why it failed (`isRefused`
+    ///   when every address refused), or `CancellationError`.
     public static func connect(to endpoints: [SocketEndpoint], interface: String? = nil, attemptDelay: Duration = .milliseconds(250),
                                timeout: Duration = .seconds(5), on loop: EventLoop) async throws -> (Socket, SocketEndpoint) {
         guard !endpoints.isEmpty else { throw TransportError("connect", message: "there is no address to connect to") }
@@ -73,6 +73,8 @@ private final class ConnectionRace {
     private var nextIndex = 0
     private var inFlight: [Attempt] = []
     private var failures: [String] = []
+    /// Whether every attempt that failed was refused (ECONNREFUSED).
+    private var everyFailureRefused = true
     private var timers: [any ScheduledWork] = []
     private var isDone = false
 
@@ -103,7 +105,8 @@ private final class ConnectionRace {
         guard !isDone else { return }
         guard nextIndex < endpoints.count else {
             if inFlight.isEmpty {
-                finish(TransportError("connect", message: "could not connect to " + failures.joined(separator: ", ")))
+                finish(TransportError("connect", message: "could not connect to " + failures.joined(separator: ", "),
+                                      errno: everyFailureRefused ? ECONNREFUSED : 0))
             }
             return
         }
@@ -123,7 +126,7 @@ private final class ConnectionRace {
                 after(attemptDelay) { [self] in startNextAttempt() }
             }
         } catch {
-            failures.append("\(endpoint) (\(error))")
+            failed(endpoint, error.errno, "\(error)")
             startNextAttempt()
         }
     }
@@ -141,9 +144,14 @@ private final class ConnectionRace {
             handOver(attempt.socket, attempt.endpoint)
         } else {
             attempt.socket.close()
-            failures.append("\(attempt.endpoint) (\(String(cString: strerror(code))))")
+            failed(attempt.endpoint, code, String(cString: strerror(code)))
             startNextAttempt()
         }
+    }
+
+    private func failed(_ endpoint: SocketEndpoint, _ code: Int32, _ reason: String) {
+        failures.append("\(endpoint) (\(reason))")
+        if code != ECONNREFUSED { everyFailureRefused = false }
     }
 
     private func after(_ delay: Duration, _ body: @escaping () -> Void) {

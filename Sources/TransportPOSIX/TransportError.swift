@@ -16,10 +16,10 @@ public struct TransportError: Error, Sendable, Hashable, CustomStringConvertible
         self.detail = nil
     }
 
-    /// An error with its own explanation.
-    public init(_ call: String, message: String) {
+    /// An error with its own explanation, and the errno it stands for if one does (0 if not).
+    public init(_ call: String, message: String, errno: Int32 = 0) {
         self.call = call
-        self.errno = 0
+        self.errno = errno
         self.detail = message
     }
 
@@ -30,4 +30,7 @@ public struct TransportError: Error, Sendable, Hashable, CustomStringConvertible
 
     /// ECONNRESET / EPIPE: the peer closed abruptly.
     public var isReset: Bool { errno == ECONNRESET || errno == EPIPE }
+
+    /// ECONNREFUSED: the host answered, and nothing listens on the port.
+    public var isRefused: Bool { errno == ECONNREFUSED }
 }

@@ -77,6 +77,8 @@ struct SvcConnect {
             throw trust.failure(error)
         } catch let error as DNSSDError where error.code == .noSuchName {
             throw ToolFailure(.noHost, error.message + (await namesSeen(options)))
+        } catch let error as TransportError where error.isRefused {
+            throw ToolFailure(.temporaryFailure, "'\(options.name)' is published, but its host refuses the connection: nothing listens on the published port (\(error)); the program that published it has probably stopped and its announcement is not withdrawn yet; try again later")
         } catch let error as TransportError {
             let through = options.interface.map { " through \($0.name) (--interface): an address reached over another interface does not answer, and" } ?? ""
             throw ToolFailure(.temporaryFailure, "'\(options.name)' is published, but its host does not answer\(through): it may have left the network without saying so (\(error)); try again later")

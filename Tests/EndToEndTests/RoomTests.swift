@@ -147,6 +147,19 @@ final class RoomTests: XCTestCase {
         publisher.signal(SIGKILL)
     }
 
+    /// A service left published by a program that stopped: the host answers, and refuses.
+    func testAPublishedPortNobodyListensOnIsSaidToBeRefused() throws {
+        let name = TestLAN.uniqueName("stale")
+        // Port 9 (discard) on a: nothing listens there.
+        let stale = try TestLAN.command(on: "a", ["avahi-publish", "-s", name, "_p2pipp._tcp", "9"])
+        defer { stale.signal(SIGTERM); _ = stale.waitForExit() }
+        XCTAssertNotNil(waitForStderr(stale) { $0.hasPrefix("Established under name") }, stale.transcript)
+        let client = try TestLAN.run("svc-connect", on: "b", [name, "--allow-plaintext", "--no-reconnect", "--timeout", "5"])
+        XCTAssertEqual(client.waitForExit(timeout: 20), 75, client.transcript)
+        XCTAssertTrue(client.stderr.contains { $0.contains("'\(name)' is published, but its host refuses the connection: nothing listens on the published port")
+                                               && $0.contains("Connection refused") }, client.transcript)
+    }
+
     func testVerifyTellsServicesThatAnswerFromOnesThatVanished() throws {
         let gone = TestLAN.uniqueName("gone")
         let (far, _) = try publish(gone)

@@ -70,6 +70,7 @@ final class TransportTests: XCTestCase {
             XCTFail("connected although the interface does not exist")
         } catch {
             XCTAssertEqual("\(error)", "connect: could not connect to 127.0.0.1:\(listener.port) (setsockopt(SO_BINDTODEVICE): No such device (errno 19))")
+            XCTAssertEqual((error as? TransportError)?.isRefused, false, "no address refused")
         }
     }
 
@@ -82,6 +83,7 @@ final class TransportTests: XCTestCase {
             XCTFail("nothing listens")
         } catch {
             XCTAssertEqual("\(error)", "connect: could not connect to [::1]:\(port) (Connection refused), 127.0.0.1:\(port) (Connection refused)")
+            XCTAssertEqual((error as? TransportError)?.isRefused, true, "every address refused")
         }
     }
 
