@@ -9,22 +9,22 @@ import XCTest
 /// client library: the TXT bytes must be what that layer gave.
 extension LibraryTests {
     func testResolvedTXTBytesAreWhatTheDNSSDLayerGave() async throws {
-        let cases: [(items: [String], wire: [UInt8])] = [
-            ([], [0]),
-            (["k=v", "flag", "=x", "k2=", "Ü=✓", "a b=c d"], ["k=v", "flag", "=x", "k2=", "Ü=✓", "a b=c d"].flatMap { [UInt8($0.utf8.count)] + Array($0.utf8) }),
-            ([String(repeating: "a", count: 255)], [255] + [UInt8](repeating: 0x61, count: 255)),
-        ]
+        let cases: [[String]] = [[], ["k=v", "flag", "=x", "k2=", "Ü=✓", "a b=c d"], [String(repeating: "a", count: 255)]]
         try useDaemon(of: "b")
-        for (items, wire) in cases {
+        for items in cases {
             let name = TestLAN.uniqueName("txt")
             let publisher = try TestLAN.command(on: "a", ["avahi-publish", "-s", name, "_p2pipp._tcp", "4242"] + items)
             defer {
-                publisher.signal(SIGTERM)
+                // SIGKILL: started from an async test, on one of libdispatch's threads, which
+                // block the other signals, it inherits that mask. Its D-Bus connection closes,
+                // and the daemon withdraws its service.
+                publisher.signal(SIGKILL)
                 _ = publisher.waitForExit()
             }
             XCTAssertNotNil(waitForStderr(publisher) { $0.contains("Established under name") }, publisher.transcript)
             let resolved = try await ServiceInstance(name: name, type: .p2pipp, domain: .local).resolve()
-            XCTAssertEqual(resolved.txtBytes, wire, "\(items)")
+            // avahi-publish hands its items to the daemon in reverse order (it prepends each).
+            XCTAssertEqual(resolved.txtBytes, items.isEmpty ? [0] : items.reversed().flatMap { [UInt8($0.utf8.count)] + Array($0.utf8) }, "\(items)")
             XCTAssertEqual(resolved.port, 4242)
             XCTAssertEqual(try dnssdResolvedTXT(name), resolved.txtBytes, "\(items)")
         }
