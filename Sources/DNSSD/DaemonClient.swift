@@ -118,7 +118,8 @@ final class DaemonClient: @unchecked Sendable {
             close(current)
         }
         let current: Connection
-        switch connection.map { Result<Connection, DaemonFailure>.success($0) } ?? connect() {
+        let opened: Result<Connection, DaemonFailure> = if let connection { .success(connection) } else { connect() }
+        switch opened {
         case .success(let made): current = made
         case .failure(let failure):
             context.release()
