@@ -184,13 +184,13 @@ let package = Package(
         .testTarget(name: "HostDiagnosisTests", dependencies: ["HostDiagnosis", "TransportCore", "FirewallRules"]),
         .testTarget(name: "PeerTrustTests", dependencies: ["PeerTrust", "TransportCore", "DiscoveryCore"]),
         .testTarget(name: "MessagingTests", dependencies: ["Messaging", "MessagingCore", "MessagingTesting", "RoomCodeExchange", "TransportCore", "TransportPOSIX"]),
-        .testTarget(name: "DNSSDTests", dependencies: ["DNSSD", "DiscoveryCore"]),
+        .testTarget(name: "DNSSDTests", dependencies: ["DNSSD", "DiscoveryCore", "CAvahiClient"]),
         .testTarget(name: "TransportPOSIXTests", dependencies: ["TransportPOSIX", "TransportCore", "MessagingTesting"]),
         .testTarget(name: "SecureTransportTests", dependencies: ["SecureTransport", "CSSL", "RoomCodeExchange", "MessagingTesting", "TransportCore", "TransportPOSIX"]),
         .testTarget(name: "RoomCodeExchangeTests", dependencies: ["RoomCodeExchange", "TransportCore"]),
         .testTarget(name: "CommandLineSupportTests", dependencies: ["CommandLineSupport", "DNSSD"]),
         // Runs the built tools on the virtual LAN (Scripts/lan); see Scripts/test.
         .testTarget(name: "UnicastDNSSDTests", dependencies: ["UnicastDNSSD"]),
-        .testTarget(name: "EndToEndTests", dependencies: ["DNSSD", "DiscoveryCore"]),
+        .testTarget(name: "EndToEndTests", dependencies: ["DNSSD", "DiscoveryCore", "CDNSSD"]),
     ]
 )

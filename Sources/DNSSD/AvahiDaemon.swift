@@ -2,8 +2,9 @@ import CAvahiClient
 
 /// Whether avahi-daemon answers on the system bus, asked the way its client library asks.
 ///
-/// Avahi's dns_sd layer reports a daemon that is not running, a D-Bus failure and its
-/// resolvers' own timeout alike as `kDNSServiceErr_Unknown`; this tells them apart.
+/// Avahi's dns_sd layer (browses and registrations) reports a daemon that is not running, a
+/// D-Bus failure and a broken connection alike as `kDNSServiceErr_Unknown`; this tells them
+/// apart. (Resolves and address lookups use Avahi's client library, whose codes say which.)
 public enum AvahiDaemon {
     public enum Status: Sendable, Hashable {
         /// The daemon answered (`avahi_client_new` succeeded).
@@ -16,8 +17,8 @@ public enum AvahiDaemon {
     }
 
     /// How long avahi-daemon's service and host name resolvers wait for answers before they
-    /// give up (`TIMEOUT_MSEC` in avahi-core's resolve-service.c); its dns_sd layer reports
-    /// that as `kDNSServiceErr_Unknown` (`AVAHI_ERR_TIMEOUT` has no dns_sd code).
+    /// give up (`TIMEOUT_MSEC` in avahi-core's resolve-service.c) with `AVAHI_ERR_TIMEOUT`:
+    /// a resolve with a longer timeout ends then, saying so.
     public static let resolverLimit: Duration = .seconds(5)
 
     /// Connects to the daemon and disconnects at once. Blocks for the D-Bus round trips

@@ -1,5 +1,5 @@
 /// An error from the DNS-SD daemon, or from waiting for it. `message` tells the user what
-/// happened and what to do about it; `rawValue` keeps the `kDNSServiceErr_*` code, if any.
+/// happened and what to do about it; `rawValue` keeps the daemon's code, if any.
 public struct DNSSDError: Error, Sendable, Hashable, CustomStringConvertible {
     /// What kind of failure. A struct over a private enum, so codes can be added later.
     public struct Code: Sendable, Hashable, CustomStringConvertible {
@@ -38,7 +38,9 @@ public struct DNSSDError: Error, Sendable, Hashable, CustomStringConvertible {
 
     public let code: Code
     public let message: String
-    /// The `kDNSServiceErr_*` value the daemon returned, when there was one.
+    /// The code the daemon returned, when there was one: a `kDNSServiceErr_*` value (-65537
+    /// and below: browses and registrations, through Avahi's dns_sd layer) or an
+    /// `AVAHI_ERR_*` value (-1 to -53: resolves and address lookups, through its client library).
     public let rawValue: Int32?
 
     public init(_ code: Code, _ message: String, rawValue: Int32? = nil) {
@@ -66,27 +68,25 @@ public struct DNSSDError: Error, Sendable, Hashable, CustomStringConvertible {
     /// Maps a `kDNSServiceErr_*` value to an error that says what to do, asking the bus and
     /// the daemon what they are (`SystemBus.probe()`, and `AvahiDaemon.probe()` only for
     /// `kDNSServiceErr_Unknown` and the refusals on a reachable bus). Blocks for those round trips: error paths only.
-    static func reported(_ rawValue: Int32, while operation: String, lookupElapsed: Duration? = nil) -> DNSSDError {
-        daemon(rawValue, while: operation, bus: SystemBus.probe(), daemon: AvahiDaemon.probe, lookupElapsed: lookupElapsed)
+    static func reported(_ rawValue: Int32, while operation: String) -> DNSSDError {
+        daemon(rawValue, while: operation, bus: SystemBus.probe(), daemon: AvahiDaemon.probe)
     }
 
     /// Maps a `kDNSServiceErr_*` value to an error that says what to do.
     ///
     /// Avahi's dns_sd layer reports as `kDNSServiceErr_Unknown` a bus it cannot reach, a
-    /// daemon that is not running, a D-Bus failure (e.g. the bus's connection limit), a
-    /// daemon connection that broke (a restart), and its resolvers' own 5 s timeout
-    /// (`AVAHI_ERR_TIMEOUT`, e.g. for a name nobody publishes). `bus`, `daemon` and
-    /// `lookupElapsed` tell these apart.
+    /// daemon that is not running, a D-Bus failure (e.g. the bus's connection limit) and a
+    /// daemon connection that broke (a restart). `bus` and `daemon` tell these apart.
+    /// (Resolves and address lookups go through Avahi's client library, whose codes say
+    /// which: `daemon(_:while:)` with a `DaemonFailure`.)
     /// - Parameters:
     ///   - rawValue: the code returned by a `DNSService*` call or passed to its callback.
     ///   - operation: what was being done, e.g. "registering 'printer' as _p2pipp._tcp".
     ///   - bus: whether the system bus accepted a connection, and at which address.
     ///   - daemon: asks whether avahi-daemon answers on that bus; called only for
     ///     `kDNSServiceErr_Unknown` and `Refused`/`NoAuth`/`Firewall` on a reachable bus.
-    ///   - lookupElapsed: for the reply of a lookup the daemon times out (a resolve), how long
-    ///     after its start the reply came; nil for a call that failed at once, or other replies.
     public static func daemon(_ rawValue: Int32, while operation: String, bus: SystemBus.Status,
-                              daemon: () -> AvahiDaemon.Status, lookupElapsed: Duration? = nil) -> DNSSDError {
+                              daemon: () -> AvahiDaemon.Status) -> DNSSDError {
         let name = errorNames[rawValue].map { "kDNSServiceErr_\($0)" } ?? "error"
         let tail = " (\(name), \(rawValue))"
         switch rawValue {
@@ -105,7 +105,7 @@ public struct DNSSDError: Error, Sendable, Hashable, CustomStringConvertible {
                     your avahi-daemon uses
                     """, rawValue: rawValue)
             case .reachable(let address):
-                return unknown(while: operation, busAddress: address, daemon: daemon(), lookupElapsed: lookupElapsed, tail: tail)
+                return unknown(while: operation, busAddress: address, daemon: daemon(), tail: tail)
             }
         case -65548:
             return DNSSDError(.nameConflict, "the name is already taken on the network while \(operation)\(tail); choose another name", rawValue: rawValue)
@@ -138,17 +138,11 @@ public struct DNSSDError: Error, Sendable, Hashable, CustomStringConvertible {
     }
 
     /// `kDNSServiceErr_Unknown` with a reachable bus: what the daemon itself says tells a
-    /// stopped daemon from a D-Bus failure, a restart and a resolver's timeout.
+    /// stopped daemon from a D-Bus failure and a restart.
     private static func unknown(while operation: String, busAddress address: String, daemon: AvahiDaemon.Status,
-                                lookupElapsed: Duration?, tail: String) -> DNSSDError {
+                                tail: String) -> DNSSDError {
         let rawValue: Int32 = -65537
         switch daemon {
-        case .absent where lookupElapsed != nil:
-            return DNSSDError(.daemonUnreachable, """
-                avahi-daemon stopped answering during \(operation), which it had taken, and no avahi-daemon answers \
-                on the D-Bus system bus at \(address) now: it was stopped, or is restarting. If it does not come \
-                back, start it with 'service avahi-daemon start' or 'avahi-daemon -D'
-                """, rawValue: rawValue)
         case .absent:
             return DNSSDError(.daemonUnreachable, """
                 avahi-daemon is not running: the D-Bus system bus at \(address) is up but no avahi-daemon \
@@ -163,13 +157,6 @@ public struct DNSSDError: Error, Sendable, Hashable, CustomStringConvertible {
                 'svc-doctor' if it persists
                 """, rawValue: rawValue)
         case .answering:
-            if let elapsed = lookupElapsed, elapsed >= AvahiDaemon.resolverLimit {
-                return DNSSDError(.noSuchName, """
-                    nothing on the network answered while \(operation): avahi-daemon runs and gave up after \
-                    its own \(AvahiDaemon.resolverLimit.secondsText) limit (kDNSServiceErr_Unknown, -65537: Avahi's \
-                    code for that timeout); check the name, type and domain, and that the service is published
-                    """, rawValue: rawValue)
-            }
             return DNSSDError(.daemonUnreachable, """
                 avahi-daemon runs, but \(operation) failed\(tail): Avahi's dns_sd layer says so when its \
                 connection to the daemon broke (the daemon was restarted meanwhile) or could not be made \

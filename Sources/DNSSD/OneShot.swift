@@ -2,21 +2,21 @@ import Dispatch
 import TransportCore
 
 /// Bridges a one-shot DNS-SD operation (resolve, address lookup, first registration reply)
-/// to `async`: the first of result, timeout or task cancellation wins; the operation's refs
-/// are cancelled when it ends.
+/// to `async`: the first of result, timeout or task cancellation wins; the operation's
+/// lookups are cancelled when it ends.
 ///
 /// - Important: every method runs on `dnssdQueue`.
 final class OneShot<Value: Sendable>: @unchecked Sendable {
     private var continuation: CheckedContinuation<Value, any Error>?
     private var early: Result<Value, any Error>?
-    private var refs: [ServiceRef] = []
+    private var lookups: [DaemonLookup] = []
     private var timer: DispatchSourceTimer?
     private(set) var isFinished = false
 
-    /// Keeps `ref` alive until the operation ends, then cancels it.
-    func own(_ ref: ServiceRef) {
+    /// Keeps `lookup` until the operation ends, then cancels it.
+    func own(_ lookup: DaemonLookup) {
         assertOnDNSSDQueue()
-        if isFinished { ref.cancel() } else { refs.append(ref) }
+        if isFinished { lookup.cancel() } else { lookups.append(lookup) }
     }
 
     /// Ends the operation once; later calls are ignored.
@@ -25,8 +25,8 @@ final class OneShot<Value: Sendable>: @unchecked Sendable {
         guard !isFinished else { return }
         isFinished = true
         timer?.cancel()
-        refs.forEach { $0.cancel() }
-        refs = []
+        lookups.forEach { $0.cancel() }
+        lookups = []
         if let continuation {
             continuation.resume(with: result)
             self.continuation = nil
@@ -53,7 +53,7 @@ final class OneShot<Value: Sendable>: @unchecked Sendable {
     /// - Parameters:
     ///   - timeout: how long to wait before failing with `onTimeout()`.
     ///   - start: starts the operation; it calls `finish` (now or from a callback) and `own`
-    ///     for each ref it creates. A thrown error ends the operation.
+    ///     for each lookup it starts. A thrown error ends the operation.
     /// - Throws: what `finish` was given, `onTimeout()`, or `CancellationError`.
     static func run(
         timeout: Duration,

@@ -1,5 +1,6 @@
-import CDNSSD
+import CAvahiClient
 import DiscoveryCore
+import Glibc
 
 /// Where a service instance lives: its host, port, TXT record and the interface it was
 /// resolved on.
@@ -25,7 +26,8 @@ public struct ResolvedService: Sendable, Hashable {
 }
 
 extension ServiceInstance {
-    /// Resolves this instance to host, port and TXT (`DNSServiceResolve`).
+    /// Resolves this instance to host, port and TXT (a service resolver of avahi-daemon's,
+    /// through its client library: `DaemonClient`).
     ///
     /// A known name is resolved directly; there is no need to browse first.
     /// - Parameters:
@@ -33,35 +35,123 @@ extension ServiceInstance {
     ///   - timeout: how long to wait for an answer.
     /// - Throws: `DNSSDError` (`.noSuchName` when nothing answered within `timeout`, or
     ///   within the daemon's own 5 s limit when `timeout` is longer, `.daemonUnreachable`/
-    ///   `.busUnreachable` without a daemon), or `CancellationError`.
+    ///   `.busUnreachable` without a daemon or when it stops meanwhile), or `CancellationError`.
     public func resolve(interfaceIndex: UInt32 = 0, timeout: Duration = .seconds(5)) async throws -> ResolvedService {
         let instance = self
         let operation = "resolving '\(name)' of type \(type.baseType) in \(domain)"
         return try await OneShot<ResolvedService>.run(timeout: timeout, onTimeout: {
             DNSSDError(.noSuchName, "no service named '\(instance.name)' of type \(instance.type.baseType) answered in \(instance.domain) within \(timeout.secondsText)")
         }) { oneShot in
+            guard let interface = AvahiIfIndex(lookingUpOn: interfaceIndex) else {
+                throw DNSSDError(.badParameter, "interface index \(interfaceIndex) is not one avahi-daemon takes, so \(operation) failed")
+            }
             let context = ResolveContext(instance: instance, operation: operation, oneShot: oneShot)
-            oneShot.own(try ServiceRef(
-                queue: dnssdQueue, context: context, operation: operation,
-                onProcessError: { error in dnssdQueue.async { oneShot.finish(.failure(error)) } }
-            ) { ref, contextPointer in
-                DNSServiceResolve(ref, 0, interfaceIndex, instance.name, instance.type.baseType, instance.domain.name, { _, _, interfaceIndex, code, _, hostTarget, port, txtLength, txt, context in
-                    Unmanaged<ResolveContext>.fromOpaque(context!).takeUnretainedValue().reply(
-                        code: code, interfaceIndex: interfaceIndex, hostTarget: hostTarget, port: port,
-                        txt: txt.map { Array(UnsafeRawBufferPointer(start: $0, count: Int(txtLength))) } ?? [])
-                }, contextPointer)
-            })
+            let replies = ResolverReplies { report in dnssdQueue.async { context.reply(report) } }
+            let (name, type, domain) = (instance.name, instance.type.baseType, instance.domain.name)
+            oneShot.own(DaemonClient.start(context: replies, failed: { failure in
+                dnssdQueue.async { context.reply(.failed(failure)) }
+            }, create: { client, userdata in
+                avahi_service_resolver_new(client, interface, AvahiProtocol(AVAHI_PROTO_UNSPEC), name, type, domain, AvahiProtocol(AVAHI_PROTO_UNSPEC),
+                                           AvahiLookupFlags(0), { resolver, interface, _, event, _, _, _, hostName, _, port, txt, _, userdata in
+                    guard let userdata else { return }
+                    let report = ResolverReport(event: event, hostName: hostName, port: port, txt: txt, interface: interface) {
+                        resolver.map { avahi_client_errno(avahi_service_resolver_get_client($0)) } ?? Int32(AVAHI_ERR_FAILURE)
+                    }
+                    Unmanaged<ResolverReplies>.fromOpaque(userdata).takeUnretainedValue().report(report)
+                }, userdata)
+            }, free: { avahi_service_resolver_free($0) }))
         }
     }
 }
 
-/// The C callback's context for one resolve. Runs on `dnssdQueue`.
+/// One service resolver callback's values, copied out on Avahi's poll thread.
+enum ResolverReport: Sendable, Hashable {
+    case found(hostTarget: String, port: UInt16, interfaceIndex: UInt32, txt: [UInt8])
+    case failed(DaemonFailure)
+    /// The daemon's answer cannot be used as it is (see `init`).
+    case unusable(String)
+}
+
+extension ResolverReport {
+    /// The longest TXT record taken: what a DNS record's RDATA and dns_sd's `txtLen` hold.
+    static let maximumTXTBytes = 65_535
+
+    /// Copies what a resolver callback was given. The values come from the network (any host
+    /// answers mDNS) by way of the daemon: a host name that is not terminated within
+    /// `AVAHI_DOMAIN_NAME_MAX` bytes, an interface index that is not one, or a TXT record
+    /// longer than `maximumTXTBytes` is reported `.unusable`, not guessed at.
+    /// - Parameter clientError: the client's error, read only for `AVAHI_RESOLVER_FAILURE`.
+    init(event: AvahiResolverEvent, hostName: UnsafePointer<CChar>?, port: UInt16, txt: UnsafeMutablePointer<AvahiStringList>?,
+         interface: AvahiIfIndex, clientError: () -> Int32) {
+        guard event == AVAHI_RESOLVER_FOUND else {
+            self = .failed(DaemonFailure(stage: .running, code: clientError(), bus: nil))
+            return
+        }
+        guard let index = UInt32(exactly: interface), index != 0 else {
+            self = .unusable("interface index \(interface)")
+            return
+        }
+        guard let hostName else {
+            self = .unusable("no host name")
+            return
+        }
+        let length = strnlen(hostName, Int(AVAHI_DOMAIN_NAME_MAX))
+        guard length < Int(AVAHI_DOMAIN_NAME_MAX) else {
+            self = .unusable("a host name longer than \(AVAHI_DOMAIN_NAME_MAX) bytes")
+            return
+        }
+        guard let bytes = txtWireBytes(txt, limit: Self.maximumTXTBytes) else {
+            self = .unusable("a TXT record longer than \(Self.maximumTXTBytes) bytes")
+            return
+        }
+        let host = String(decoding: UnsafeRawBufferPointer(start: hostName, count: length), as: UTF8.self)
+        self = .found(hostTarget: withTrailingDot(host), port: port, interfaceIndex: index, txt: bytes)
+    }
+}
+
+/// A host name as Avahi's dns_sd layer gave it (its `add_trailing_dot`): with a dot at the
+/// end, unless it is empty or ends with one already.
+func withTrailingDot(_ name: String) -> String {
+    name.isEmpty || name.hasSuffix(".") ? name : name + "."
+}
+
+/// A TXT record's wire form from the string list a resolver callback gets, exactly as Avahi's
+/// dns_sd layer hands it on (it calls `avahi_string_list_serialize` the same way): the items in
+/// the order they arrived, each behind its length byte; empty items left out, longer ones cut
+/// to 255 bytes; an empty list is one empty string (a zero byte, RFC 6763 §6.1). Nil when the
+/// record would be longer than `limit`.
+func txtWireBytes(_ list: UnsafeMutablePointer<AvahiStringList>?, limit: Int) -> [UInt8]? {
+    let length = avahi_string_list_serialize(list, nil, 0)
+    guard length <= limit else { return nil }
+    return [UInt8](unsafeUninitializedCapacity: length) { buffer, count in
+        count = buffer.baseAddress.map { avahi_string_list_serialize(list, $0, length) } ?? 0
+    }
+}
+
+extension AvahiIfIndex {
+    /// The interface to look up on, as dns_sd numbers it (0 for every interface); nil for an
+    /// index Avahi cannot take.
+    init?(lookingUpOn index: UInt32) {
+        if index == 0 {
+            self = AvahiIfIndex(AVAHI_IF_UNSPEC)
+        } else {
+            guard let value = AvahiIfIndex(exactly: index) else { return nil }
+            self = value
+        }
+    }
+}
+
+/// The C callback's context: hands each report on. Runs on Avahi's poll thread.
+private final class ResolverReplies: Sendable {
+    let report: @Sendable (ResolverReport) -> Void
+    init(_ report: @escaping @Sendable (ResolverReport) -> Void) { self.report = report }
+}
+
+/// One resolve's state. Bound to `dnssdQueue`.
 private final class ResolveContext: @unchecked Sendable {
     let instance: ServiceInstance
     let operation: String
     let oneShot: OneShot<ResolvedService>
-    /// When the resolve was started: a failure 5 s or more later is the daemon's own timeout.
-    private let started = ContinuousClock.now
 
     init(instance: ServiceInstance, operation: String, oneShot: OneShot<ResolvedService>) {
         self.instance = instance
@@ -69,14 +159,17 @@ private final class ResolveContext: @unchecked Sendable {
         self.oneShot = oneShot
     }
 
-    func reply(code: DNSServiceErrorType, interfaceIndex: UInt32, hostTarget: UnsafePointer<CChar>?, port: UInt16, txt: [UInt8]) {
+    func reply(_ report: ResolverReport) {
         assertOnDNSSDQueue()
-        guard code == kDNSServiceErr_NoError, let hostTarget else {
-            oneShot.finish(.failure(DNSSDError.reported(code, while: operation, lookupElapsed: .now - started)))
-            return
+        switch report {
+        case .found(let hostTarget, let port, let interfaceIndex, let txt):
+            oneShot.finish(.success(ResolvedService(
+                instance: instance, hostTarget: hostTarget, port: port,
+                interface: networkInterface(interfaceIndex), txtBytes: txt)))
+        case .failed(let failure):
+            oneShot.finish(.failure(DNSSDError.daemon(failure, while: operation)))
+        case .unusable(let what):
+            oneShot.finish(.failure(DNSSDError(.other, "avahi-daemon answered \(operation) with \(what), which no DNS record holds; the answer was not used")))
         }
-        oneShot.finish(.success(ResolvedService(
-            instance: instance, hostTarget: String(cString: hostTarget), port: UInt16(bigEndian: port),
-            interface: networkInterface(interfaceIndex), txtBytes: txt)))
     }
 }

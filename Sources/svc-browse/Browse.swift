@@ -96,9 +96,10 @@ struct SvcBrowse {
         try result.get()
     }
 
-    /// `--resolve`'s resolves: each holds a daemon connection (a D-Bus connection and a
-    /// thread in Avahi's library) and file descriptors, so only so many run at once; the
-    /// others wait in order, within a bound (more instances than that are listed unresolved).
+    /// `--resolve`'s resolves: each holds a resolver and then two record browsers in
+    /// avahi-daemon (on the process's one connection to it, `DaemonClient`, whose objects per
+    /// client the daemon limits), so only so many run at once; the others wait in order,
+    /// within a bound (more instances than that are listed unresolved).
     static let resolves = ConcurrencyLimit(limit: 16, maximumWaiting: 4096)
 
     static func line(for event: BrowseEvent, at time: String, _ options: BrowseOptions, probes: EventLoop?) async -> String? {
