@@ -37,6 +37,10 @@ public final class RoomServer: @unchecked Sendable {
         /// How long a member may keep more than 1 MiB waiting while the operator's input
         /// waits for it (see `send`); it is dropped with `too-slow` then.
         public var slowMemberTimeout: Duration = .seconds(30)
+        /// All connections' outboxes together: past it, the members holding the most (each
+        /// more than `RoomServer.outboxFloor`) are dropped with `too-slow` until they are under
+        /// it (see `boundOutboxes`). Each connection has its own 4 MiB limit besides.
+        public var roomOutboxLimit = 256 << 20
         /// Where received files go; nil refuses files.
         public var inbox: Inbox?
         /// Relayed files one member may be receiving at once (its sending counts toward the
@@ -121,6 +125,8 @@ public final class RoomServer: @unchecked Sendable {
     /// `closeAll` began: `send` takes nothing more.
     var isClosing = false
     private var nextID = 1
+    /// A check of all outboxes together is due at the end of this turn (`boundOutboxes`).
+    var outboxCheckScheduled = false
     /// The member number the next member that joins gets (#1, #2, ...).
     private var nextMemberNumber = 1
     /// Lines about refused connections, members' ERROR frames and refused file offers: a flood
@@ -128,6 +134,9 @@ public final class RoomServer: @unchecked Sendable {
     private let refusals: LimitedReports
     private let peerErrors: LimitedReports
     private let fileRefusals: LimitedReports
+    /// Lines about files members send to the inbox (receiving, stored): a member can send
+    /// tiny files by the thousand.
+    private let receivedFiles: LimitedReports
     /// Failed room-code attempts, reported 20 in 10 s and then counted.
     let codeFailures: LimitedReports
     /// Room-code guesses by address, key and in all.
@@ -229,6 +238,7 @@ public final class RoomServer: @unchecked Sendable {
         refusals = reports("refused connections")
         peerErrors = reports("ERROR frames from members")
         fileRefusals = reports("refused or failed file offers")
+        receivedFiles = reports("files received from members (receiving and stored)")
         codeFailures = reports("failed room-code attempts")
         guesses = GuessLimiter(limits: options.guessLimits)
         let inboxLimits = options.inbox?.limits ?? Inbox.Limits()
@@ -386,13 +396,17 @@ public final class RoomServer: @unchecked Sendable {
                 remember(from: name, text: text)
                 // The answer before the event: a consumer on the loop prints after the
                 // iteration's sends are written (EventLoop as a task executor).
-                if options.echo { member.link.send(.text(from: options.name, to: name, text: text)) }
+                if options.echo {
+                    member.link.send(.text(from: options.name, to: name, text: text))
+                    queued(for: member)
+                }
                 onEvent(.text(from: name, to: nil, text: text))
             } else if MemberName.same(to, options.name) {
                 if options.echo { member.link.send(.text(from: options.name, to: name, text: text)) }
                 onEvent(.text(from: name, to: options.name, text: text))
             } else if let id = roster.id(named: to), let target = members[id] {
                 target.link.send(.text(from: name, to: target.name ?? to, text: text))
+                queued(for: target)
                 onEvent(.text(from: name, to: target.name, text: text))
             } else {
                 member.link.reject(ProtocolError(.unknownPeer, "nobody called '\(to)' is in the room; /who lists the members"))
@@ -489,8 +503,11 @@ public final class RoomServer: @unchecked Sendable {
         // The server's own offers take the lower half of the ids; relayed ones the upper.
         let files = FileTransfers(link: member.link, inbox: options.inbox, disk: fileWork, hashing: fileWork,
                                   ids: 1...((1 << 31) - 1)) { [self] event in
-            guard case .receiveFailed = event else { return onEvent(.file(from: name, event)) }
-            if fileRefusals.admit() { onEvent(.file(from: name, event)) }
+            switch event {
+            case .receiveFailed: if fileRefusals.admit() { onEvent(.file(from: name, event)) }
+            case .receiving, .stored: if receivedFiles.admit() { onEvent(.file(from: name, event)) }
+            default: onEvent(.file(from: name, event))
+            }
         }
         files.otherTransfers = { [relay, id = member.id] in relay.sending(from: id) }
         member.files = files
@@ -499,6 +516,7 @@ public final class RoomServer: @unchecked Sendable {
         sendPresence(to: member)
         if hello.capabilities.contains(.history) {
             for line in history.lines { member.link.send(.history(time: line.time, from: line.from, text: line.text)) }
+            queued(for: member)
         }
         // A replacement keeps the name and the key the room already sees: nothing to announce.
         if replaced == nil { broadcastPresence(.joined, of: member) }
@@ -579,6 +597,7 @@ public final class RoomServer: @unchecked Sendable {
         withKeys.encode(into: &keyedBytes)
         for other in members.values where other.id != member.id && other.name != nil && !other.replaced && other.link.isOpen {
             other.link.connection.send(other.link.usesMemberKeys ? keyedBytes : plainBytes)
+            queued(for: other)
         }
     }
 
@@ -590,6 +609,7 @@ public final class RoomServer: @unchecked Sendable {
         // A member whose connection is closing misses it; its `left` line follows.
         for member in members.values where member.id != excluded && member.name != nil && member.link.isOpen {
             member.link.connection.send(bytes)
+            queued(for: member)
         }
     }
 
@@ -610,6 +630,7 @@ public final class RoomServer: @unchecked Sendable {
                 return onEvent(.note("nobody called '\(to)' is in the room; the line was not sent"))
             }
             member.link.send(.text(from: options.name, to: member.name ?? to, text: text))
+            queued(for: member)
             onEvent(.text(from: options.name, to: member.name ?? to, text: text))
         case .who:
             let listed = roster.entries.map { entry in

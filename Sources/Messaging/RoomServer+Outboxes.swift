@@ -1,0 +1,44 @@
+import MessagingCore
+
+extension RoomServer {
+    /// A member holding at most this much in its outbox is never dropped for the room's total
+    /// (`Options.roomOutboxLimit`): 1,000 members under it hold less than the default limit.
+    public static let outboxFloor = 256 << 10
+
+    /// Bytes were queued for `member`: once its outbox holds more than `outboxFloor`, all
+    /// outboxes together are checked at the end of this turn (`boundOutboxes`).
+    func queued(for member: Member) {
+        guard !outboxCheckScheduled, member.link.connection.bufferedByteCount > Self.outboxFloor else { return }
+        outboxCheckScheduled = true
+        scheduler.execute { [weak self] in self?.boundOutboxes() }
+    }
+
+    /// Keeps all outboxes together under `Options.roomOutboxLimit`: members that read nothing
+    /// could otherwise each pin up to their connection's 4 MiB (a review's 640 silent members
+    /// from one machine held 2.4 GB). The members holding the most, each more than
+    /// `outboxFloor`, are dropped with `too-slow` until the rest is under the limit. Runs as a
+    /// turn of its own: dropping closes links, which must not happen inside a relay.
+    func boundOutboxes() {
+        scheduler.assertOnExecutor()
+        outboxCheckScheduled = false
+        var total = 0
+        var holding: [(member: Member, bytes: Int)] = []
+        for member in members.values where member.link.isOpen {
+            let bytes = member.link.connection.bufferedByteCount
+            total += bytes
+            if bytes > Self.outboxFloor { holding.append((member, bytes)) }
+        }
+        guard total > options.roomOutboxLimit else { return }
+        holding.sort { $0.bytes > $1.bytes }
+        var dropped: [Member] = []
+        for (member, bytes) in holding where total > options.roomOutboxLimit {
+            total -= bytes
+            dropped.append(member)
+        }
+        let limit = options.roomOutboxLimit >> 20
+        for member in dropped {
+            member.link.reject(ProtocolError(.tooSlow,
+                "the room's members together had more than \(limit) MiB waiting to be sent, and you were among those holding the most; read faster or rejoin"))
+        }
+    }
+}
