@@ -60,7 +60,7 @@ final class RoomServerOutboxTests: XCTestCase {
         silent.forEach { $0.stream.resumeReading() }
         scheduler.run()
         func toldTooSlow(_ peer: RawPeer) -> Bool {
-            peer.messages.contains { if case .error(.tooSlow, let text) = $0 { text.contains("together had more than 3 MiB waiting") } else { false } }
+            peer.messages.contains { if case .error(ProtocolError.Code.tooSlow.rawValue, let text) = $0 { text.contains("together had more than 3 MiB waiting") } else { false } }
         }
         XCTAssertEqual(silent.map(toldTooSlow), [true, true, false])
         scheduler.advance(by: .seconds(2))
