@@ -85,6 +85,9 @@ extension FileTransfers {
             return refuse(offer.id, .refused, "the receiver does not accept files: it was started without --inbox",
                           detail: "refused: files are accepted only with --inbox DIR; start again with it to receive files", name: offer.name, from: from)
         }
+        guard offer.id != 0 else {
+            return refuse(0, .refused, "transfer id 0 is not valid: a sender numbers its transfers from 1", name: offer.name, from: from)
+        }
         guard incoming[offer.id] == nil else {
             return refuse(offer.id, .refused, "transfer id \(offer.id) is already in use", name: offer.name, from: from)
         }

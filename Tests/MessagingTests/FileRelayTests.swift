@@ -645,6 +645,10 @@ final class FileRelayTests: XCTestCase {
         scheduler.run()
         XCTAssertTrue(mallory.messages.contains(.fileResult(id: 0, status: .refused, message: "transfer id 0 is not valid: a sender numbers its transfers from 1")))
         XCTAssertEqual(server.relayedTransferCount, 1)
+        // ... nor for one to the room's inbox (or, the same code, to svc-connect's).
+        mallory.send(.fileOffer(.init(id: 0, size: 10, digest: [UInt8](repeating: 5, count: 32), name: "zero")))
+        scheduler.run()
+        XCTAssertEqual(mallory.messages.count(where: { $0 == .fileResult(id: 0, status: .refused, message: "transfer id 0 is not valid: a sender numbers its transfers from 1") }), 2)
         // Mallory leaves: bob's transfers from her end, nothing is left.
         mallory.stream.close()
         scheduler.run()
