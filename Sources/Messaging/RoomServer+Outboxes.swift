@@ -16,8 +16,9 @@ extension RoomServer {
     /// Keeps all outboxes together under `Options.roomOutboxLimit`: members that read nothing
     /// could otherwise each pin up to their connection's 4 MiB (a review's 640 silent members
     /// from one machine held 2.4 GB). The members holding the most, each more than
-    /// `outboxFloor`, are dropped with `too-slow` until the rest is under the limit. Runs as a
-    /// turn of its own: dropping closes links, which must not happen inside a relay.
+    /// `outboxFloor`, are dropped with `too-slow` (their connections closed at once) until the
+    /// rest is under the limit. Runs as a turn of its own: dropping closes links, which must not
+    /// happen inside a relay.
     func boundOutboxes() {
         scheduler.assertOnExecutor()
         outboxCheckScheduled = false
@@ -39,6 +40,10 @@ extension RoomServer {
         for member in dropped {
             member.link.reject(ProtocolError(.tooSlow,
                 "the room's members together had more than \(limit) MiB waiting to be sent, and you were among those holding the most; read faster or rejoin"))
+            // Closed at once, not after the usual second for the ERROR to leave: it waits behind
+            // what the member does not read, and that second is what the limit is for (a
+            // recheck: 114 members dropped so held 340 MB for it).
+            member.link.connection.close()
         }
     }
 }
