@@ -1,12 +1,12 @@
 /// Lets at most `limit` pieces of work run at once; the rest wait first come, first served,
 /// and at most `maximumWaiting` wait (one more is turned away). A waiter whose task is
-/// cancelled leaves the queue.
+/// cancelled leaves the queue; `close` turns every waiter away at once.
 public actor ConcurrencyLimit {
     /// Why work did not get a slot.
     public enum Refusal: Error, Sendable, Hashable {
         /// `maximumWaiting` pieces of work wait already.
         case queueFull
-        /// The task was cancelled while it waited.
+        /// The task was cancelled while it waited, or the limit was closed.
         case cancelled
     }
 
@@ -17,6 +17,7 @@ public actor ConcurrencyLimit {
     private var running = 0
     private var waiters: [(id: UInt64, continuation: CheckedContinuation<Void, any Error>)] = []
     private var nextID: UInt64 = 0
+    private var isClosed = false
 
     public init(limit: Int, maximumWaiting: Int) {
         self.limit = max(1, limit)
@@ -41,7 +42,17 @@ public actor ConcurrencyLimit {
         }
     }
 
+    /// Turns away every piece of work that waits, and all that comes later (`Refusal.cancelled`);
+    /// what runs goes on. For a program that stops: its waiters need not wait their turn to learn it.
+    public func close() {
+        isClosed = true
+        let turnedAway = waiters
+        waiters = []
+        for waiter in turnedAway { waiter.continuation.resume(throwing: Refusal.cancelled) }
+    }
+
     private func acquire() async throws {
+        guard !isClosed else { throw Refusal.cancelled }
         if running < limit && waiters.isEmpty {
             running += 1
             return

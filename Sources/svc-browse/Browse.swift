@@ -43,6 +43,13 @@ struct SvcBrowse {
                     break
                 }
             }
+            // Stopped (--timeout, a signal): the instances still waiting to be resolved are
+            // listed as they are, not after their turn (16 at a time, 3 s each: a host announcing
+            // thousands of names that never resolve had kept svc-browse running for minutes).
+            if Task.isCancelled {
+                await resolves.close()
+                printer.cancel()
+            }
             await printer.drain()
         }
     }
@@ -209,6 +216,12 @@ struct EventPrinter {
         }
         ledger.record(task, for: instance, generation: generation)
         record.finish()
+    }
+
+    /// Cancels the work of every line not printed yet (a resolve, a probe): each is printed
+    /// with what it has.
+    func cancel() {
+        ledger.all().forEach { $0.cancel() }
     }
 
     /// Waits until every line has been printed.

@@ -34,6 +34,34 @@ final class ConcurrencyLimitTests: XCTestCase {
         XCTAssertEqual(load.waiting, 0)
     }
 
+    /// `close` turns every waiter away at once and all later work; what runs goes on.
+    func testCloseTurnsAwayEveryWaiterAtOnceAndLetsWhatRunsFinish() async throws {
+        let limit = ConcurrencyLimit(limit: 1, maximumWaiting: 100)
+        let (gate, open) = AsyncStream<Void>.makeStream()
+        let first = Task { try await limit.run { for await _ in gate {}; return "ran" } }
+        while await limit.load.running == 0 { await Task.yield() }
+        let waiters = (0..<50).map { _ in Task { try await limit.run { "ran" } } }
+        while await limit.load.waiting < 50 { await Task.yield() }
+        await limit.close()
+        for waiter in waiters {
+            do {
+                _ = try await waiter.value
+                XCTFail("a waiter ran after close")
+            } catch let refusal as ConcurrencyLimit.Refusal {
+                XCTAssertEqual(refusal, .cancelled)
+            }
+        }
+        do {
+            _ = try await limit.run { "ran" }
+            XCTFail("work after close ran")
+        } catch let refusal as ConcurrencyLimit.Refusal {
+            XCTAssertEqual(refusal, .cancelled)
+        }
+        open.finish()
+        let ran = try await first.value
+        XCTAssertEqual(ran, "ran", "what ran when the limit closed finished")
+    }
+
     /// Waiters are served first come, first served; one beyond the waiting bound is refused.
     func testWaitersRunInOrderAndTheQueueIsBounded() async throws {
         let limit = ConcurrencyLimit(limit: 1, maximumWaiting: 2)
