@@ -10,7 +10,8 @@ extension ResolvedService {
     ///
     /// Both queries run at once. Like RFC 8305 §3, the lookup returns when both have
     /// answered, or `resolutionDelay` after the first answer, so a host without IPv4 (or
-    /// IPv6) does not cost a full timeout. IPv6 addresses come first.
+    /// IPv6) does not cost a full timeout. IPv6 addresses come first, at most 8 of each family
+    /// (the first answered).
     /// - Throws: `DNSSDError` (`.noSuchName` when no address arrived within `timeout`;
     ///   `.daemonUnreachable`/`.busUnreachable` when the daemon cannot be reached or stops
     ///   meanwhile), or `CancellationError`.
@@ -82,6 +83,9 @@ private final class AddressContext: @unchecked Sendable {
     let resolutionDelay: Duration
     let oneShot: OneShot<[SocketEndpoint]>
     private var endpoints: [SocketEndpoint] = []
+    /// Addresses kept of each family: any host can answer with thousands (a review's 1,500 A and
+    /// 1,500 AAAA records made svc-connect try them all and print an 84 KB error line).
+    static let addressesPerFamily = 8
     private var answeredTypes: Set<UInt16> = []
 
     init(service: ResolvedService, operation: String, resolutionDelay: Duration, oneShot: OneShot<[SocketEndpoint]>) {
@@ -109,7 +113,9 @@ private final class AddressContext: @unchecked Sendable {
             guard let address = IPAddress(bytes: rdata) else { return }
             let scope = address.family == .ipv6 && address.isLinkLocal ? networkInterface(interfaceIndex) : nil
             let endpoint = SocketEndpoint(address: address, port: service.port, scopeID: scope?.index ?? 0, scopeName: scope?.name)
-            if !endpoints.contains(endpoint) { endpoints.append(endpoint) }
+            if !endpoints.contains(endpoint), endpoints.count(where: { $0.address.family == address.family }) < Self.addressesPerFamily {
+                endpoints.append(endpoint)
+            }
             let firstAnswer = answeredTypes.isEmpty
             answeredTypes.insert(type)
             if answeredTypes.count == 2 {

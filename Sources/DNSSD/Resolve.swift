@@ -51,8 +51,10 @@ extension ServiceInstance {
             oneShot.own(DaemonClient.start(context: replies, failed: { failure in
                 dnssdQueue.async { context.reply(.failed(failure)) }
             }, create: { client, userdata in
+                // Host, port and TXT only: the addresses come from `lookUpAddresses` (waiting for
+                // one here made a service whose host has none fail as if nothing answered).
                 avahi_service_resolver_new(client, interface, AvahiProtocol(AVAHI_PROTO_UNSPEC), name, type, domain, AvahiProtocol(AVAHI_PROTO_UNSPEC),
-                                           AvahiLookupFlags(0), { resolver, interface, _, event, _, _, _, hostName, _, port, txt, _, userdata in
+                                           AVAHI_LOOKUP_NO_ADDRESS, { resolver, interface, _, event, _, _, _, hostName, _, port, txt, _, userdata in
                     guard let userdata else { return }
                     let report = ResolverReport(event: event, hostName: hostName, port: port, txt: txt, interface: interface) {
                         resolver.map { avahi_client_errno(avahi_service_resolver_get_client($0)) } ?? Int32(AVAHI_ERR_FAILURE)
