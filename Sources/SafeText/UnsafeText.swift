@@ -66,42 +66,76 @@ public enum UnsafeText {
 /// cannot move the cursor, change colours or reorder what the user reads, except the tab
 /// (U+0009): it only moves the cursor right to the next tab stop on the same line, so room
 /// text with tabs is shown with its tabs. Everything else, backslashes included, is printed
-/// as it is. Escaping is idempotent: the escapes are plain ASCII, so escaping escaped text
+/// as it is. Escaping (`.text`) is idempotent: the escapes are plain ASCII, so escaping escaped text
 /// changes nothing.
+///
+/// A name that identifies something (a service instance name) is escaped further, in the
+/// `.name` mode: see `Mode`.
 public enum TerminalSafe {
+    /// What `escape` writes as an escape.
+    public enum Mode: Sendable {
+        /// Text to read (room lines, messages): what `UnsafeText.isEscapedOnTerminal` names,
+        /// but the tab.
+        case text
+        /// A name to tell apart from others and type back (service instance names): also the
+        /// tab and every `UnsafeText.isInvisible` character as `\u{HEX}` ("Living\u{200B} room"
+        /// does not pass for "Living room"), and `\` and `"` as `\\` and `\"`, so the name can
+        /// stand between double quotes (`quoted`) and `unescape` gives it back exactly.
+        case name
+    }
+
     /// Whether `escape` writes `scalar` as an escape: what `UnsafeText.isEscapedOnTerminal`
     /// names, but the tab.
     public static func isEscaped(_ scalar: Unicode.Scalar) -> Bool {
-        scalar != "\t" && UnsafeText.isEscapedOnTerminal(scalar)
+        isEscaped(scalar, .text)
     }
 
-    /// `text` with every unsafe character (`isEscaped`) written as `\u{HEX}`.
-    public static func escape(_ text: String) -> String {
-        guard !isPlainASCII(text), text.unicodeScalars.contains(where: isEscaped) else { return text }
+    /// Whether `escape(_:mode:)` writes `scalar` as `\u{HEX}` (in `.name` mode, `\` and `"`
+    /// are escaped too, but with a backslash: this is false for them).
+    public static func isEscaped(_ scalar: Unicode.Scalar, _ mode: Mode) -> Bool {
+        switch mode {
+        case .text: scalar != "\t" && UnsafeText.isEscapedOnTerminal(scalar)
+        case .name: scalar == "\t" || UnsafeText.isEscapedOnTerminal(scalar) || UnsafeText.isInvisible(scalar)
+        }
+    }
+
+    /// `text` with every unsafe character (`isEscaped(_:mode:)`) written as `\u{HEX}`, and in
+    /// `.name` mode `\` and `"` written as `\\` and `\"`.
+    public static func escape(_ text: String, mode: Mode = .text) -> String {
+        guard !isPlainASCII(text, mode), text.unicodeScalars.contains(where: { needsEscape($0, mode) }) else { return text }
         var result = ""
         result.unicodeScalars.reserveCapacity(text.unicodeScalars.count + 8)
         for scalar in text.unicodeScalars {
-            if isEscaped(scalar) {
+            if isEscaped(scalar, mode) {
                 result += "\\u{" + String(scalar.value, radix: 16, uppercase: true) + "}"
             } else {
+                if mode == .name, scalar == "\\" || scalar == "\"" { result.unicodeScalars.append("\\") }
                 result.unicodeScalars.append(scalar)
             }
         }
         return result
     }
 
-    /// True when `text` is ASCII without a control character but the tab: nothing to escape.
+    private static func needsEscape(_ scalar: Unicode.Scalar, _ mode: Mode) -> Bool {
+        isEscaped(scalar, mode) || (mode == .name && (scalar == "\\" || scalar == "\""))
+    }
+
+    /// True when `text` is ASCII without a control character but the tab (`.text`), or
+    /// without a control character, `\` or `"` (`.name`): nothing to escape.
     /// Checked byte by byte, without the Unicode property tables that `isEscaped` reads for
     /// each scalar (14% of svc-publish's CPU time in a profile of row 7, printing 64-byte texts).
-    private static func isPlainASCII(_ text: String) -> Bool {
+    private static func isPlainASCII(_ text: String, _ mode: Mode) -> Bool {
         var text = text
         return text.withUTF8 { bytes in
-            bytes.allSatisfy { byte in (byte >= 0x20 && byte < 0x7F) || byte == 0x09 }
+            switch mode {
+            case .text: bytes.allSatisfy { byte in (byte >= 0x20 && byte < 0x7F) || byte == 0x09 }
+            case .name: bytes.allSatisfy { byte in byte >= 0x20 && byte < 0x7F && byte != UInt8(ascii: "\\") && byte != UInt8(ascii: "\"") }
+            }
         }
     }
 
     /// Decodes bytes as UTF-8 (invalid sequences become U+FFFD) and escapes them.
-    public static func escape(bytes: some Collection<UInt8>) -> String {
-        escape(String(decoding: bytes, as: UTF8.self))
+    public static func escape(bytes: some Collection<UInt8>, mode: Mode = .text) -> String {
+        escape(String(decoding: bytes, as: UTF8.self), mode: mode)
     }
 }
