@@ -109,7 +109,7 @@ let package = Package(
         .target(name: "HostDiagnosis", dependencies: ["TransportCore", "FirewallRules"]),
 
         // I/O: the only importer of CDNSSD and CAvahiClient, and the POSIX socket layer.
-        .target(name: "DNSSD", dependencies: ["CDNSSD", "CAvahiClient", "DiscoveryCore", "TransportCore"]),
+        .target(name: "DNSSD", dependencies: ["CDNSSD", "CAvahiClient", "DiscoveryCore", "TransportCore", "SafeText"]),
         .target(name: "TransportPOSIX", dependencies: ["CEventPoll", "TransportCore"]),
         // Runs a system program (nft, dbus-send, ...) with a deadline and bounded output.
         .target(name: "SystemCommand"),

@@ -1,6 +1,7 @@
 import CAvahiClient
 import Dispatch
 import DiscoveryCore
+import SafeText
 import TransportCore
 
 extension ResolvedService {
@@ -19,7 +20,7 @@ extension ResolvedService {
         let service = self
         let operation = "looking up the addresses of \(hostTarget)"
         return try await OneShot<[SocketEndpoint]>.run(timeout: timeout, onTimeout: {
-            DNSSDError(.noSuchName, "\(service.hostTarget) (host of '\(service.instance.name)') did not answer an address query within \(timeout.secondsText); the host may have left the network")
+            DNSSDError(.noSuchName, "\(service.hostTarget) (host of \(TerminalSafe.quoted(service.instance.name))) did not answer an address query within \(timeout.secondsText); the host may have left the network")
         }) { oneShot in
             guard let interface = AvahiIfIndex(lookingUpOn: service.interface.index) else {
                 throw DNSSDError(.badParameter, "interface index \(service.interface.index) is not one avahi-daemon takes, so \(operation) failed")

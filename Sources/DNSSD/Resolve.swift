@@ -1,6 +1,7 @@
 import CAvahiClient
 import DiscoveryCore
 import Glibc
+import SafeText
 
 /// Where a service instance lives: its host, port, TXT record and the interface it was
 /// resolved on.
@@ -38,9 +39,9 @@ extension ServiceInstance {
     ///   `.busUnreachable` without a daemon or when it stops meanwhile), or `CancellationError`.
     public func resolve(interfaceIndex: UInt32 = 0, timeout: Duration = .seconds(5)) async throws -> ResolvedService {
         let instance = self
-        let operation = "resolving '\(name)' of type \(type.baseType) in \(domain)"
+        let operation = "resolving \(TerminalSafe.quoted(name)) of type \(type.baseType) in \(domain)"
         return try await OneShot<ResolvedService>.run(timeout: timeout, onTimeout: {
-            DNSSDError(.noSuchName, "no service named '\(instance.name)' of type \(instance.type.baseType) answered in \(instance.domain) within \(timeout.secondsText)")
+            DNSSDError(.noSuchName, "no service named \(TerminalSafe.quoted(instance.name)) of type \(instance.type.baseType) answered in \(instance.domain) within \(timeout.secondsText)")
         }) { oneShot in
             guard let interface = AvahiIfIndex(lookingUpOn: interfaceIndex) else {
                 throw DNSSDError(.badParameter, "interface index \(interfaceIndex) is not one avahi-daemon takes, so \(operation) failed")

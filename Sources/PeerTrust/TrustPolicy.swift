@@ -14,7 +14,9 @@ import TransportCore
 ///
 /// Pure: the caller reads known_peers and the TXT record, connects, and writes the pin.
 public struct TrustPolicy: Sendable {
-    /// The instance name as the user gave it, for messages.
+    /// The instance name as messages show it: svc-connect gives it as svc-browse shows names,
+    /// without the quotes (`TerminalSafe.escape(_:mode: .name)`), so a character that draws
+    /// nothing is seen, and the `--forget` command it suggests takes that form back.
     public let serviceName: String
     /// The pin from known_peers, if any.
     public let pin: KnownPeers.Pin?

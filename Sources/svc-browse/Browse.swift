@@ -123,9 +123,9 @@ struct SvcBrowse {
                 }
                 switch resolution {
                 case .failure(ConcurrencyLimit.Refusal.queueFull):
-                    Console.note("not resolving '\(instance.name)': \(resolves.limit) resolves run and \(resolves.maximumWaiting) wait already; it is listed without host and addresses")
+                    Console.note("not resolving \(TerminalSafe.quoted(instance.name)): \(resolves.limit) resolves run and \(resolves.maximumWaiting) wait already; it is listed without host and addresses")
                 case .failure(let error) where !(error is CancellationError) && error as? ConcurrencyLimit.Refusal != .cancelled:
-                    Console.note("could not resolve '\(instance.name)': \(error)")
+                    Console.note("could not resolve \(TerminalSafe.quoted(instance.name)): \(error)")
                 default: break
                 }
             }

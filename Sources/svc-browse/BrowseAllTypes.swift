@@ -77,7 +77,7 @@ extension SvcBrowse {
                         case .typeLimitReached(let type):
                             Console.note("\(type.baseType) and later types are not browsed yet: \(state.maximumTypes) types are browsed already; up to \(state.maximumTypes) more wait and are browsed, oldest first, as types leave")
                         case .instanceLimitReached(let instance):
-                            Console.note("'\(instance.name)' (\(instance.type.baseType)) and later instances are not listed yet: \(state.maximumInstances) are listed already; up to \(state.maximumInstances) more wait and are listed, oldest first, as others leave")
+                            Console.note("\(TerminalSafe.quoted(instance.name)) (\(instance.type.baseType)) and later instances are not listed yet: \(state.maximumInstances) are listed already; up to \(state.maximumInstances) more wait and are listed, oldest first, as others leave")
                         case .completeForNow:
                             printer.print(.completeForNow, at: timestampNow()) { event, time in await line(for: event, at: time, options, probes: probes) }
                             if options.once {

@@ -31,16 +31,13 @@ enum BrowseOutput {
         return line
     }
 
-    /// An instance name or TXT item between double quotes, its `"` and `\` escaped with a
-    /// backslash: text from the network cannot close the quotes early and pass the rest of the
-    /// line off as another item, type, domain or interface.
+    /// An instance name or TXT item between double quotes, as every tool shows a name
+    /// (`TerminalSafe.quoted`): its `"` and `\` escaped with a backslash, so text from the
+    /// network cannot close the quotes early and pass the rest of the line off as another item,
+    /// type, domain or interface, and its tabs and invisible characters as `\u{HEX}`, so
+    /// "Living\u{200B} room" does not pass for "Living room". svc-connect takes the form back.
     static func quoted(_ name: String) -> String {
-        var text = "\""
-        for character in name.unicodeScalars {
-            if character == "\"" || character == "\\" { text.unicodeScalars.append("\\") }
-            text.unicodeScalars.append(character)
-        }
-        return text + "\""
+        TerminalSafe.quoted(name)
     }
 
     static func jsonLine(_ event: String, _ instance: ServiceInstance, _ interfaces: [NetworkInterface]?,

@@ -19,6 +19,11 @@ struct SvcConnect {
 
     static func connect(_ options: ConnectOptions) async throws -> ExitCode {
         if options.forget { return try forgetPin(options) }
+        // The name as given, or the one it stands for as svc-browse shows names: from here on,
+        // the instance's name (pins, reconnects and messages are about it).
+        var options = options
+        options.name = await matchedName(options)
+        let shown = TerminalSafe.quoted(options.name)
         // A mistyped --send is reported before anyone is bothered, and nothing is sent.
         for file in options.files {
             if let problem = FileTransfers.problem(sending: file) { throw ToolFailure(.noInput, problem.message + "; nothing was sent") }
@@ -78,25 +83,25 @@ struct SvcConnect {
         } catch let error as DNSSDError where error.code == .noSuchName {
             throw ToolFailure(.noHost, error.message + (await namesSeen(options)))
         } catch let error as TransportError where error.isRefused {
-            throw ToolFailure(.temporaryFailure, "'\(options.name)' is published, but its host refuses the connection: nothing listens on the published port (\(error)); the program that published it has probably stopped and its announcement is not withdrawn yet; try again later")
+            throw ToolFailure(.temporaryFailure, "\(shown) is published, but its host refuses the connection: nothing listens on the published port (\(error)); the program that published it has probably stopped and its announcement is not withdrawn yet; try again later")
         } catch let error as TransportError {
             let through = options.interface.map { " through \($0.name) (--interface): an address reached over another interface does not answer, and" } ?? ""
-            throw ToolFailure(.temporaryFailure, "'\(options.name)' is published, but its host does not answer\(through): it may have left the network without saying so (\(error)); try again later")
+            throw ToolFailure(.temporaryFailure, "\(shown) is published, but its host does not answer\(through): it may have left the network without saying so (\(error)); try again later")
         } catch let error as ProtocolError where error.code == .wrongRoomCode {
             // Only our own check of the room's tag, or a room that proved the code, says so: an
             // ERROR from a room that has not proved it arrives as a code-exchange error (76).
-            throw ToolFailure(.wrongRoomCode, "'\(options.name)' and we do not share the room code: \(error.message)")
+            throw ToolFailure(.wrongRoomCode, "\(shown) and we do not share the room code: \(error.message)")
         } catch let error as ProtocolError where error.code == .codeRequired || error.code == .notAdmitted {
-            throw ToolFailure(.notAdmitted, "'\(options.name)' did not let us in: \(error)")
+            throw ToolFailure(.notAdmitted, "\(shown) did not let us in: \(error)")
         } catch let error as ProtocolError where error.code == .tooManyAttempts {
-            throw ToolFailure(.temporaryFailure, "'\(options.name)' refused the room code for now: \(error); try again later")
+            throw ToolFailure(.temporaryFailure, "\(shown) refused the room code for now: \(error); try again later")
         } catch let error as ProtocolError where error.code == .handshakeTimeout {
-            throw ToolFailure(.temporaryFailure, "'\(options.name)' did not let us in: \(error); try again later")
+            throw ToolFailure(.temporaryFailure, "\(shown) did not let us in: \(error); try again later")
         } catch let error as ProtocolError where error.code == .codeExchange {
             // The message says who refused whom: the room (not proved) or we.
-            throw ToolFailure(.protocolError, "'\(options.name)': \(error.message)")
+            throw ToolFailure(.protocolError, "\(shown): \(error.message)")
         } catch let error as ProtocolError {
-            throw ToolFailure(.protocolError, "'\(options.name)' refused us: \(error)")
+            throw ToolFailure(.protocolError, "\(shown) refused us: \(error)")
         }
 
         // Each waits while the text on its way fills the flow window.
@@ -131,7 +136,7 @@ struct SvcConnect {
             guard undelivered == 0 else { throw ToolFailure(.ioError, "\(what); \(notDelivered)") }
             throw ToolFailure(.ioError, what + (options.reconnect ? "" : "; without --no-reconnect, svc-connect waits for it to come back"))
         case .failed(let reason):
-            throw ToolFailure(.ioError, "the connection to '\(options.name)' broke: \(reason)")
+            throw ToolFailure(.ioError, "the connection to \(shown) broke: \(reason)")
         case .untrusted(let error):
             throw trust.failure(error)
         case .interrupted:
@@ -195,44 +200,23 @@ struct SvcConnect {
         }
     }
 
-    /// ", services seen: 'a', 'b'" from a short browse (at most `namesSeenBound`), to help with a misspelt name.
+    /// `; services seen: "a", "b"` from a short browse (at most `namesSeenBound`), to help with
+    /// a misspelt name. The names are quoted as svc-browse shows them (`TerminalSafe.quoted`),
+    /// so a name cannot pass for several, nor hide a character that draws nothing.
     static func namesSeen(_ options: ConnectOptions) async -> String {
-        // Opening a browse blocks on D-Bus round trips, up to D-Bus's 25 s each when the daemon
-        // hangs (a review: --timeout 3 took 53 s): what is not listed within the bound is left out.
-        let (listing, continuation) = AsyncStream<String>.makeStream()
-        Task.detached {
-            continuation.yield(await listNamesSeen(options))
-            continuation.finish()
-        }
-        Task {
-            try? await Task.sleep(for: namesSeenBound)
-            continuation.finish()
-        }
-        for await text in listing { return text }
-        return ""
+        guard let names = await boundedBrowse(options, bound: namesSeenBound) else { return "" }
+        let onInterface = options.interface.map { " on \($0.name)" } ?? ""
+        guard !names.isEmpty else { return "; no \(options.type.baseType) services are visible in \(options.domain)\(onInterface)" }
+        // Any host can announce thousands of names: the first 20 in order, and how many more.
+        let sorted = names.sorted()
+        let more = sorted.count > namesSeenShown ? " and \(sorted.count - namesSeenShown) more" : ""
+        return "; services seen: " + sorted.prefix(namesSeenShown).map(TerminalSafe.quoted).joined(separator: ", ") + more
     }
 
     /// How long a failure waits at most for the list of the names that are visible, and how
     /// many of them it names.
     static let namesSeenBound = Duration.seconds(3)
     static let namesSeenShown = 20
-
-    private static func listNamesSeen(_ options: ConnectOptions) async -> String {
-        guard let events = try? ServiceBrowser(type: options.type, domain: options.domain, interface: options.interface).start() else { return "" }
-        var names: [String] = []
-        do {
-            for try await event in events {
-                if case .added(let instance, _) = event { names.append(instance.name) }
-                if event == .completeForNow { break }
-            }
-        } catch {}
-        let onInterface = options.interface.map { " on \($0.name)" } ?? ""
-        guard !names.isEmpty else { return "; no \(options.type.baseType) services are visible in \(options.domain)\(onInterface)" }
-        // Any host can announce thousands of names: the first 20 in order, and how many more.
-        let sorted = names.sorted()
-        let more = sorted.count > namesSeenShown ? " and \(sorted.count - namesSeenShown) more" : ""
-        return "; services seen: " + sorted.prefix(namesSeenShown).map { "'\($0)'" }.joined(separator: ", ") + more
-    }
 
     /// "user@host", cut to a valid member name.
     static func defaultMemberName() -> String {

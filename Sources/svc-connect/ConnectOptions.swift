@@ -7,7 +7,15 @@ import TransportCore
 
 /// svc-connect's validated command line.
 struct ConnectOptions: Sendable {
+    /// The name as given: the instance name, or the form svc-browse shows it in.
     var name: String
+    /// The name `name` stands for when it is read as svc-browse shows names (`\\`, `\"`,
+    /// `\u{HEX}`, optional double quotes: `TerminalSafe.unescape`), when that is another name
+    /// of 1 to 63 bytes; nil otherwise. Used only when no service has the name as given.
+    var unescapedName: String?
+    /// False when `name` as given cannot be an instance name (too long, or with a control
+    /// character) but `unescapedName` can: only `unescapedName` is looked for.
+    var nameAsGivenIsValid = true
     var type: DiscoveryCore.ServiceType = .p2pipp
     var domain: ServiceDomain = .local
     var interface: NetworkInterface?
@@ -42,7 +50,7 @@ struct ConnectOptions: Sendable {
         name: "svc-connect",
         version: svcVersion,
         overview: "Find a published service by name, join its room, and exchange text and files.",
-        arguments: [.init("name", help: "The instance name, exactly as svc-browse shows it.")],
+        arguments: [.init("name", help: "The instance name, as svc-browse shows it (quotes and escapes included) or as it is.")],
         options: [
             .serviceType,
             .domain,
@@ -109,6 +117,15 @@ struct ConnectOptions: Sendable {
             at N" (bytes); with --json, file-progress events instead, at most one a second
             per file plus the last.
 
+            NAMES: <name> is the instance name as it is, or as svc-browse shows it: svc-browse
+            puts names between double quotes and writes \\\\ for a backslash, \\" for a quote and
+            \\u{HEX} for a tab or a character that draws nothing (Living\\u{200B} room has a
+            zero-width space) or controls the terminal. When no service has <name> exactly as
+            given, it is read that way (the quotes are optional) and that name is looked for;
+            a service named exactly as given always wins. Copy the name from svc-browse's
+            output, quotes included, and quote it for the shell: svc-connect '"bk\\\\sl\\"q"'
+            joins the service named bk\\sl"q.
+
             KEYS: as ssh's known_hosts, the room's key is pinned in known_peers
             ($XDG_CONFIG_HOME/svc/known_peers, default ~/.config/svc/known_peers), one line
             '<service> <key>' per name. A pinned name must present that key; --fingerprint
@@ -141,7 +158,12 @@ struct ConnectOptions: Sendable {
 
     init(_ parsed: ParsedCommandLine) throws(UsageError) {
         name = parsed.positionals[0]
-        _ = try validated { () throws(DiscoveryError) in try InstanceName(name) }
+        unescapedName = TerminalSafe.unescape(name).flatMap { $0 != name && (1...63).contains($0.utf8.count) ? $0 : nil }
+        if unescapedName != nil, (try? InstanceName(name)) == nil {
+            nameAsGivenIsValid = false
+        } else {
+            _ = try validated { () throws(DiscoveryError) in try InstanceName(name) }
+        }
         type = try parsed.serviceType()
         domain = try parsed.domain()
         interface = try parsed.networkInterface()

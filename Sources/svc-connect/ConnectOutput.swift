@@ -44,7 +44,7 @@ final class ConnectOutput: Sendable {
             let name = server.withLock { $0 }
             let tried = all.count <= 1 ? "its only address"
                 : "the first to answer of \(counted(all.count, "address", "addresses")): \(all.map(\.addressWithScope).joined(separator: ", "))"
-            note("connected", "connected to \"\(name)\" at \(winner) over \(family), \(tried)",
+            note("connected", "connected to \(TerminalSafe.quoted(name)) at \(winner) over \(family), \(tried)",
                  [("server", .string(name)), ("address", .string(winner.description)), ("family", .string(family)),
                   ("addresses", .array(all.map { .string($0.addressWithScope) }))])
         case .serverHello(let name):
@@ -86,9 +86,9 @@ final class ConnectOutput: Sendable {
             note("suppressed", "not shown one by one in the last 10 s: \(what), \(count) more",
                  [("count", .integer(count)), ("what", .string(what))])
         case .disconnected(let reason):
-            note("disconnected", "connection lost to \"\(server.withLock { $0 })\": \(reason)", [("reason", .string(reason))])
+            note("disconnected", "connection lost to \(TerminalSafe.quoted(server.withLock { $0 })): \(reason)", [("reason", .string(reason))])
         case .hostChanged(let room, let now, let was):
-            note("host-changed", "\"\(room)\" now answers from another host, \(now.addressWithScope), not \(was.addressWithScope): "
+            note("host-changed", "\(TerminalSafe.quoted(room)) now answers from another host, \(now.addressWithScope), not \(was.addressWithScope): "
                  + "it may be someone else; what was queued for the old room is not sent there (listed below), what you type now goes to this one",
                  [("room", .string(room)), ("address", .string(now.addressWithScope)), ("previous", .string(was.addressWithScope))])
         case .roomClosed(let reason):

@@ -41,7 +41,7 @@ final class ConnectTrust: Sendable {
             throw ToolFailure(.configuration, "known_peers cannot be used: \(error.message)")
         }
         for note in peers.warningNotes(path: file.path) { Console.note(note) }
-        let policy = TrustPolicy(serviceName: options.name, pin: peers.pin(for: instance), knownPeersPath: file.path,
+        let policy = TrustPolicy(serviceName: TerminalSafe.escape(options.name, mode: .name), pin: peers.pin(for: instance), knownPeersPath: file.path,
                                  fingerprint: options.fingerprint, strict: options.strict, allowPlaintext: options.allowPlaintext,
                                  unreadable: peers.uncertainty(about: instance))
         if let refusal = policy.refusalBeforeLookup() { throw Self.failure(refusal) }
@@ -119,14 +119,14 @@ final class ConnectTrust: Sendable {
                 state.policy = state.policy.pinned(pin)
                 state.expectation = nil
             }
-            Console.note(byCode ? TrustPolicy.acceptanceByRoomCode(serviceName: instance.name, of: session) : expectation.acceptance(of: session))
+            Console.note(byCode ? TrustPolicy.acceptanceByRoomCode(serviceName: TerminalSafe.escape(instance.name, mode: .name), of: session) : expectation.acceptance(of: session))
         } catch {
             // Not pinned, but held: every later attempt of this session expects this key.
             state.withLock { state in
                 state.policy = state.policy.pinnedForSession(session.peerKey, whyNotPinned: error.message)
                 state.expectation = nil
             }
-            Console.note("'\(instance.name)' presented \(session.peerKey.full) (short \(session.peerKey.short)), which could not be pinned in known_peers (\(error.message)): only this key is accepted for the rest of this session, and the next session is a first contact again; safety code \(session.safetyCode)")
+            Console.note("\(TerminalSafe.quoted(instance.name)) presented \(session.peerKey.full) (short \(session.peerKey.short)), which could not be pinned in known_peers (\(error.message)): only this key is accepted for the rest of this session, and the next session is a first contact again; safety code \(session.safetyCode)")
         }
     }
 

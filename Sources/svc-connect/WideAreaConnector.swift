@@ -28,8 +28,8 @@ enum WideAreaConnector {
                     try await directory.browse(type, in: zone).names
                 }) ?? []
                 let names = seen.isEmpty ? "no \(options.type.baseType) services are registered in \(zone)"
-                    : "registered in \(zone): " + seen.prefix(10).map { "\"\($0)\"" }.joined(separator: ", ") + (seen.count > 10 ? ", ..." : "")
-                throw ToolFailure(.noHost, "no service named '\(name)' in \(zone); \(names)")
+                    : "registered in \(zone): " + seen.prefix(10).map(TerminalSafe.quoted).joined(separator: ", ") + (seen.count > 10 ? ", ..." : "")
+                throw ToolFailure(.noHost, "no service named \(TerminalSafe.quoted(name)) in \(zone); \(names)")
             }
             let resolved = ResolvedService(instance: clientOptions.instance, hostTarget: found.host.description, port: found.port,
                                            interface: NetworkInterface(index: 0, name: "-"),

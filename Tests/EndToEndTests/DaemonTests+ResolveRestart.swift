@@ -18,7 +18,7 @@ extension DaemonTests {
             let status = connect.waitForExit(timeout: 20)
             statuses.append(status)
             let message = connect.stderr.joined(separator: "\n")
-            XCTAssertTrue(message.contains("avahi-daemon stopped while resolving '\(name)' of type _p2pipp._tcp in local."), connect.transcript)
+            XCTAssertTrue(message.contains("avahi-daemon stopped while resolving \"\(name)\" of type _p2pipp._tcp in local."), connect.transcript)
             XCTAssertTrue(message.contains("service avahi-daemon start") && !message.contains("not running"), message)
         }
         XCTAssertEqual(statuses, Array(repeating: 69, count: 8), "exit 69 each time (139: a crash)")

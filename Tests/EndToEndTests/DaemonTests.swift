@@ -142,7 +142,7 @@ final class DaemonTests: XCTestCase {
         XCTAssertEqual(connect.waitForExit(timeout: 20), 68, connect.transcript)
         let message = connect.stderr.joined(separator: "\n")
         XCTAssertFalse(message.contains("not running"), message)
-        XCTAssertTrue(message.contains("nothing on the network answered while resolving '\(name)' of type _p2pipp._tcp in local.: avahi-daemon runs and gave up after its own 5 s limit"), message)
+        XCTAssertTrue(message.contains("nothing on the network answered while resolving \"\(name)\" of type _p2pipp._tcp in local.: avahi-daemon runs and gave up after its own 5 s limit"), message)
     }
 
     func testEveryToolExits69WithoutAvahiDaemon() throws {

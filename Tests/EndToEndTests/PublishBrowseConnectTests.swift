@@ -128,8 +128,8 @@ final class PublishBrowseConnectTests: XCTestCase {
         let client = try TestLAN.run("svc-connect", on: "b", ["no such service", "--timeout", "2"])
         XCTAssertEqual(client.waitForExit(timeout: 10), 68, client.transcript)
         let message = client.stderr.joined(separator: "\n")
-        XCTAssertTrue(message.contains("no service named 'no such service'"), message)
-        XCTAssertTrue(message.contains("services seen:") && message.contains("'\(name)'"), message)
+        XCTAssertTrue(message.contains("no service named \"no such service\""), message)
+        XCTAssertTrue(message.contains("services seen:") && message.contains("\"\(name)\""), message)
 
         // With --json, a script reading the events learns why they stopped.
         let scripted = try TestLAN.run("svc-connect", on: "b", ["no such service", "--timeout", "2", "--json"])
@@ -137,7 +137,7 @@ final class PublishBrowseConnectTests: XCTestCase {
         let error = try XCTUnwrap(scripted.jsonEvents.last, scripted.transcript)
         XCTAssertEqual(error["event"] as? String, "error")
         XCTAssertEqual(error["exit_code"] as? Int, 68)
-        XCTAssertTrue((error["message"] as? String)?.contains("no service named 'no such service'") == true, scripted.transcript)
+        XCTAssertTrue((error["message"] as? String)?.contains("no service named \"no such service\"") == true, scripted.transcript)
         publisher.signal(SIGTERM)
         XCTAssertEqual(publisher.waitForExit(), 0)
     }

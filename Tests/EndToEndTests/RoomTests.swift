@@ -143,7 +143,7 @@ final class RoomTests: XCTestCase {
         let client = try TestLAN.run("svc-connect", on: "b", [name, "--timeout", "2"])
         XCTAssertEqual(client.waitForExit(timeout: 15), 75, client.transcript)
         XCTAssertLessThan(Date().timeIntervalSince(started), 10, "bounded by --timeout, not a TCP timeout")
-        XCTAssertTrue(client.stderr.contains { $0.contains("'\(name)' is published, but its host does not answer") }, client.transcript)
+        XCTAssertTrue(client.stderr.contains { $0.contains("\"\(name)\" is published, but its host does not answer") }, client.transcript)
         publisher.signal(SIGKILL)
     }
 
@@ -156,7 +156,7 @@ final class RoomTests: XCTestCase {
         XCTAssertNotNil(waitForStderr(stale) { $0.hasPrefix("Established under name") }, stale.transcript)
         let client = try TestLAN.run("svc-connect", on: "b", [name, "--allow-plaintext", "--no-reconnect", "--timeout", "5"])
         XCTAssertEqual(client.waitForExit(timeout: 20), 75, client.transcript)
-        XCTAssertTrue(client.stderr.contains { $0.contains("'\(name)' is published, but its host refuses the connection: nothing listens on the published port")
+        XCTAssertTrue(client.stderr.contains { $0.contains("\"\(name)\" is published, but its host refuses the connection: nothing listens on the published port")
                                                && $0.contains("Connection refused") }, client.transcript)
     }
 

@@ -127,7 +127,7 @@ final class WideAreaTests: XCTestCase {
     func testConnectingToANameNotInTheZoneListsWhatIs() throws {
         let client = try TestLAN.run("svc-connect", on: "b", lan: lan, ["--domain", "lab.test.", "nobody here", "--message", "x"])
         XCTAssertEqual(client.waitForExit(timeout: 20), 68, client.transcript)
-        XCTAssertTrue(client.stderr.contains { $0.contains("no service named 'nobody here' in lab.test.") }, client.transcript)
+        XCTAssertTrue(client.stderr.contains { $0.contains("no service named \"nobody here\" in lab.test.") }, client.transcript)
     }
 
     func testAZoneTheDNSServerDoesNotServeIsNamedByBrowse() throws {
