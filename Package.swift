@@ -106,7 +106,7 @@ let package = Package(
         .target(name: "FirewallRules"),
         // svc-doctor's checks as functions of what was observed (config files, /proc lines,
         // interfaces, probe results) and its report; no I/O, no C.
-        .target(name: "HostDiagnosis", dependencies: ["TransportCore", "FirewallRules"]),
+        .target(name: "HostDiagnosis", dependencies: ["TransportCore", "FirewallRules", "SafeText"]),
 
         // I/O: the only importer of CDNSSD and CAvahiClient, and the POSIX socket layer.
         .target(name: "DNSSD", dependencies: ["CDNSSD", "CAvahiClient", "DiscoveryCore", "TransportCore", "SafeText"]),

@@ -1,3 +1,5 @@
+import SafeText
+
 /// What was seen of one unicast DNS-SD zone and its DNS server: the answer to the zone's SOA,
 /// the TSIG key file and a signed update that changes nothing, and the service type's PTRs.
 ///
@@ -210,7 +212,8 @@ extension Finding {
         var observed = seen(facts)
         switch records {
         case .listed(let count, let names):
-            observed += names.map { "instance: \($0)" }
+            // Quoted as svc-browse shows names: one from the zone cannot hide a character or pass for two.
+            observed += names.map { "instance: " + TerminalSafe.quoted($0) }
             if count > names.count { observed.append("and \(count - names.count) more") }
             guard count > 0 else {
                 return Finding(check: "dns-records", title: title, status: .warning,

@@ -71,7 +71,7 @@ extension DoctorTests {
         XCTAssertEqual(report.status(of: "dns-records"), "ok", report.transcript)
         let observed = report.check("dns-records")["observed"] as? [String] ?? []
         XCTAssertTrue(observed.contains("zone: lab.test. (recommended by b._dns-sd._udp.lab.test.)"), report.transcript)
-        XCTAssertTrue(observed.contains("instance: \(name)"), report.transcript)
+        XCTAssertTrue(observed.contains("instance: \"\(name)\""), report.transcript)
     }
 
     func testAKeyOthersMayReadIsAProblemWithItsFix() throws {

@@ -63,6 +63,6 @@ final class ZoneCheckTests: XCTestCase {
         XCTAssertEqual(findings[2].status, .warning)
         XCTAssertEqual(findings[2].fixes, ["svc-publish --domain lab.test. --dns-server 10.78.1.53 --tsig-key KEY-FILE   (on the host that hosts the room)"])
         let many = Finding.zone(facts(.answered, zone: .served(serial: 1), records: .listed(count: 9, names: ["a", "b", "c", "d", "e"])))[2]
-        XCTAssertEqual(many.observed.suffix(6), ["instance: a", "instance: b", "instance: c", "instance: d", "instance: e", "and 4 more"])
+        XCTAssertEqual(many.observed.suffix(6), ["instance: \"a\"", "instance: \"b\"", "instance: \"c\"", "instance: \"d\"", "instance: \"e\"", "and 4 more"])
     }
 }
