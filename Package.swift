@@ -123,7 +123,7 @@ let package = Package(
         // the only importer of CLDNS.
         .target(name: "UnicastDNSSD", dependencies: ["CLDNS", "TransportCore"]),
         // Rooms, heartbeats, reconnects and file transfer over TransportPOSIX.
-        .target(name: "Messaging", dependencies: ["CCrypto", "MessagingCore", "RoomCodeExchange", "TransportCore", "TransportPOSIX", "DNSSD", "DiscoveryCore"]),
+        .target(name: "Messaging", dependencies: ["CCrypto", "MessagingCore", "RoomCodeExchange", "TransportCore", "TransportPOSIX", "DNSSD", "DiscoveryCore", "SafeText"]),
 
         // Test doubles: a manual clock and in-memory streams, for unit tests and fuzz targets.
         .target(name: "MessagingTesting", dependencies: ["MessagingCore", "TransportCore", "TransportPOSIX"]),

@@ -1,4 +1,5 @@
 import MessagingCore
+import SafeText
 
 extension RoomClient {
     /// The session ended before a line given to `send` was queued: nothing of it was sent.
@@ -93,7 +94,7 @@ extension RoomClient {
     }
 
     private var sessionEnded: SessionEnded {
-        SessionEnded("the session with '\(options.instance.name)' already ended; nothing was sent")
+        SessionEnded("the session with \(TerminalSafe.quoted(options.instance.name)) already ended; nothing was sent")
     }
 
     /// Gives back the room in the window a command took and never used.
