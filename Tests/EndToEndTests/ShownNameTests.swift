@@ -69,6 +69,7 @@ final class ShownNameTests: XCTestCase {
                             "\(join.argument) should join \(join.joins)\n" + target.transcript)
             let connected = "connected to \(shown[join.joins] ?? "?") at "
             XCTAssertTrue(client.stderr.contains { $0.contains(connected) }, client.transcript)
+            XCTAssertFalse(client.stderr.joined().unicodeScalars.contains("\u{200B}"), "notes show the name escaped: " + client.transcript)
             for (name, other) in publishers where name != join.joins {
                 XCTAssertFalse(other.jsonEvents.contains { $0["event"] as? String == "text" && $0["text"] as? String == message },
                                "\(join.argument) joined \(name) too")
@@ -82,5 +83,12 @@ final class ShownNameTests: XCTestCase {
         XCTAssertTrue(failure.contains("services seen: "), failure)
         for name in names { XCTAssertTrue(failure.contains(shown[name]!), "\(shown[name]!)\n" + failure) }
         XCTAssertFalse(failure.unicodeScalars.contains("\u{200B}"), failure)
+
+        // --forget takes the shown form too (without its quotes here), and says which name it
+        // forgot as trust messages show it (the form their --forget command suggests). The
+        // zero-width name has no pin: known_peers takes no name with an invisible character.
+        let forget = try TestLAN.run("svc-connect", on: "b", ["--forget", String(shown[hostile]!.dropFirst().dropLast())])
+        XCTAssertEqual(forget.waitForExit(), 0, forget.transcript)
+        XCTAssertTrue(forget.stdout.first?.hasPrefix("forgot the key of 'bk\\\\sl.x\\\"q \(suffix)', SHA256:") == true, forget.transcript)
     }
 }
