@@ -118,16 +118,24 @@ func withTrailingDot(_ name: String) -> String {
     name.isEmpty || name.hasSuffix(".") ? name : name + "."
 }
 
-/// A TXT record's wire form from the string list a resolver callback gets, exactly as Avahi's
-/// dns_sd layer hands it on (it calls `avahi_string_list_serialize` the same way): the items in
-/// the order they arrived, each behind its length byte; empty items left out, longer ones cut
-/// to 255 bytes; an empty list is one empty string (a zero byte, RFC 6763 §6.1). Nil when the
-/// record would be longer than `limit`.
+/// A TXT record's wire form from the string list a resolver callback gets: the items in the
+/// order the record has them, each behind its length byte; empty items left out, longer ones
+/// cut to 255 bytes; an empty list is one empty string (a zero byte, RFC 6763 §6.1). Nil when
+/// the record would be longer than `limit`.
+///
+/// avahi-daemon keeps a record's items last first and hands them over so, and
+/// `avahi_string_list_serialize` writes a list's items in the order they were added: given the
+/// list as it comes, it gives the items last first (as Avahi's dns_sd layer and avahi-browse
+/// show them; a listener on the virtual LAN saw avahi-publish's first=1 second=2 third=3 go out
+/// in that order and come back third, second, first). So the list is reversed around it (and
+/// back: it is Avahi's), which RFC 6763 §6.4's "the first occurrence of a key wins" needs.
 func txtWireBytes(_ list: UnsafeMutablePointer<AvahiStringList>?, limit: Int) -> [UInt8]? {
-    let length = avahi_string_list_serialize(list, nil, 0)
+    let reversed = avahi_string_list_reverse(list)
+    defer { _ = avahi_string_list_reverse(reversed) }
+    let length = avahi_string_list_serialize(reversed, nil, 0)
     guard length <= limit else { return nil }
     return [UInt8](unsafeUninitializedCapacity: length) { buffer, count in
-        count = buffer.baseAddress.map { avahi_string_list_serialize(list, $0, length) } ?? 0
+        count = buffer.baseAddress.map { avahi_string_list_serialize(reversed, $0, length) } ?? 0
     }
 }
 

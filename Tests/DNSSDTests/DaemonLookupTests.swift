@@ -106,17 +106,19 @@ final class AvahiErrorTests: XCTestCase {
 /// What the resolver and record browser callbacks copy out: values from the network, by way
 /// of the daemon.
 final class DaemonReportTests: XCTestCase {
-    /// A string list as libavahi-client builds it from the daemon's D-Bus signal: each item in
-    /// the order it arrived, prepended (`avahi_string_list_add_arbitrary`), empty ones skipped.
+    /// The string list a resolver callback gets for a record whose items are `items` on the
+    /// wire: libavahi-client prepends each item of the daemon's D-Bus signal as it arrives
+    /// (`avahi_string_list_add_arbitrary`, empty ones skipped), and the daemon sends them last
+    /// first (see `txtWireBytes`).
     func list(_ items: [[UInt8]]) -> UnsafeMutablePointer<AvahiStringList>? {
         var list: UnsafeMutablePointer<AvahiStringList>?
-        for item in items where !item.isEmpty { list = avahi_string_list_add_arbitrary(list, item, item.count) }
+        for item in items.reversed() where !item.isEmpty { list = avahi_string_list_add_arbitrary(list, item, item.count) }
         return list
     }
 
-    /// The wire form is what Avahi's dns_sd layer gave (it serializes the same list the same
-    /// way): items in order behind their length bytes, bytes kept as they are.
-    func testTXTBytesKeepTheItemsInOrderAndAsReceived() {
+    /// The wire form has the items in the record's order (not last first, as Avahi's dns_sd
+    /// layer gave them) behind their length bytes, bytes kept as they are.
+    func testTXTBytesKeepTheItemsInTheRecordsOrderAndAsReceived() {
         let items: [[UInt8]] = [Array("key=value".utf8), Array("flag".utf8), Array("=leading".utf8), Array("k=".utf8),
                                 [0, 1, 0x3D, 0xFF, 0], Array("Ünïcode=✓".utf8)]
         let txt = list(items)

@@ -32,12 +32,10 @@ final class PublishBrowseConnectTests: XCTestCase {
         XCTAssertTrue(addresses.contains(hostA.ipv4), "\(addresses)")
         XCTAssertTrue(addresses.contains("\(hostA.ipv6)%veth0"), "\(addresses)")
         XCTAssertEqual(added["txt"] as? NSDictionary, ["key": key, "version": "1", "flag": true])
-        // The room's key comes in front of the user's items. Avahi's dns_sd layer stores TXT
-        // items in a list that it builds back to front, so the user's travel in reverse order;
-        // order carries no meaning in DNS-SD (keys are unique).
+        // The user's items in the order given, then the room's key: the record's order.
         let keyItem = Array("key=\(key)".utf8)
         let keyItemHex = ([UInt8(keyItem.count)] + keyItem).map { String(format: "%02x", $0) }.joined()
-        XCTAssertEqual(added["txt_raw"] as? String, keyItemHex + "04666c61670976657273696f6e3d31")
+        XCTAssertEqual(added["txt_raw"] as? String, "0976657273696f6e3d31" + "04666c6167" + keyItemHex)
 
         let client = try TestLAN.run("svc-connect", on: "b", [name, "--as", "bea"])
         XCTAssertNotNil(client.waitForLine { $0 == "hello from \(name)" }, client.transcript)
