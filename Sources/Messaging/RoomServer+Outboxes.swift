@@ -5,34 +5,51 @@ extension RoomServer {
     /// (`Options.roomOutboxLimit`): 1,000 members under it hold less than the default limit.
     public static let outboxFloor = 256 << 10
 
+    /// A member whose outbox has not moved for this long is dropped for the room's total
+    /// before any whose outbox moves, however much each holds.
+    public static let outboxStall: Duration = .seconds(1)
+
     /// Bytes were queued for `member`: once its outbox holds more than `outboxFloor`, all
     /// outboxes together are checked at the end of this turn (`boundOutboxes`).
     func queued(for member: Member) {
-        guard !outboxCheckScheduled, member.link.connection.bufferedByteCount > Self.outboxFloor else { return }
+        guard !outboxCheckScheduled, member.link.connection.heldByteCount > Self.outboxFloor else { return }
         outboxCheckScheduled = true
         scheduler.execute { [weak self] in self?.boundOutboxes() }
     }
 
-    /// Keeps all outboxes together under `Options.roomOutboxLimit`: members that read nothing
-    /// could otherwise each pin up to their connection's 4 MiB (a review's 640 silent members
-    /// from one machine held 2.4 GB). The members holding the most, each more than
-    /// `outboxFloor`, are dropped with `too-slow` (their connections closed at once) until the
-    /// rest is under the limit. Runs as a turn of its own: dropping closes links, which must not
-    /// happen inside a relay.
+    /// Keeps the memory of all outboxes together under `Options.roomOutboxLimit`: members
+    /// that read nothing could otherwise each pin up to their connection's 4 MiB (a review's 640
+    /// silent members from one machine held 2.4 GB). What an outbox holds counts
+    /// (`heldByteCount`), not only what waits in it. Members holding more than `outboxFloor`
+    /// are dropped with `too-slow` (their connections closed at once) until the rest is under
+    /// the limit: first those whose outbox has not moved for `outboxStall`, then the others,
+    /// each group holding the most first. So a member that just joined, or reads, is not the
+    /// one dropped for the history or lines it is being sent while others read nothing (a
+    /// review's honest joiner on a 20 ms link was, every time, as the one holding the most).
+    /// Runs as a turn of its own: dropping closes links, which must not happen inside a relay.
     func boundOutboxes() {
         scheduler.assertOnExecutor()
         outboxCheckScheduled = false
+        let now = scheduler.now
         var total = 0
-        var holding: [(member: Member, bytes: Int)] = []
+        var holding: [(member: Member, bytes: Int, stalled: Bool)] = []
         for member in members.values where member.link.isOpen {
-            let bytes = member.link.connection.bufferedByteCount
+            let stream = member.link.connection
+            let bytes = stream.heldByteCount
             total += bytes
-            if bytes > Self.outboxFloor { holding.append((member, bytes)) }
+            guard bytes > Self.outboxFloor else {
+                member.outboxProgress = nil
+                continue
+            }
+            let sent = stream.sentByteCount
+            if member.outboxProgress?.sent != sent { member.outboxProgress = (sent, now) }
+            let stalled = member.outboxProgress.map { now - $0.at >= Self.outboxStall } ?? false
+            holding.append((member, bytes, stalled))
         }
         guard total > options.roomOutboxLimit else { return }
-        holding.sort { $0.bytes > $1.bytes }
+        holding.sort { $0.stalled != $1.stalled ? $0.stalled : $0.bytes > $1.bytes }
         var dropped: [Member] = []
-        for (member, bytes) in holding where total > options.roomOutboxLimit {
+        for (member, bytes, _) in holding where total > options.roomOutboxLimit {
             total -= bytes
             dropped.append(member)
         }

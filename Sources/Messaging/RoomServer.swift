@@ -170,6 +170,9 @@ public final class RoomServer: @unchecked Sendable {
         var isPending = true
         /// Its member number, once it joined (probes and refused connections get none).
         var number: Int?
+        /// While its outbox holds more than `outboxFloor`: the link's `sentByteCount` when the
+        /// room last saw it move, and when (see `boundOutboxes`).
+        var outboxProgress: (sent: Int, at: ContinuousClock.Instant)?
         /// It said GOODBYE instead of HELLO: it only checked that the room answers.
         var isProbe = false
         var name: String?

@@ -75,6 +75,10 @@ public final class InMemoryStream: ByteStream, @unchecked Sendable {
 
     public var isOpen: Bool { !isClosed && !isFinishing }
     public var bufferedByteCount: Int { outbox.count - outboxStart }
+    /// What waits and what was delivered but not yet let go (the outbox empties at once when
+    /// all is delivered); room to grow is left out, so that tests do not depend on how Swift
+    /// grows arrays.
+    public var heldByteCount: Int { outbox.count }
     /// Bytes the other end has taken so far.
     public private(set) var sentByteCount = 0
 

@@ -41,6 +41,7 @@ public final class NegotiatingServerStream: ByteStream {
     public private(set) var isClosed = false
     public var isOpen: Bool { !isClosed && !isFinishing }
     public var bufferedByteCount: Int { waiting.count + (tls?.bufferedByteCount ?? inner.bufferedByteCount) }
+    public var heldByteCount: Int { waiting.capacity + (tls?.heldByteCount ?? inner.heldByteCount) }
     /// The TLS stream's once it exists (it counts queued plaintext as the ciphertext it becomes).
     public var sentByteCount: Int { tls?.sentByteCount ?? inner.sentByteCount }
     public var deliveredByteCount: Int { tls?.deliveredByteCount ?? inner.deliveredByteCount }

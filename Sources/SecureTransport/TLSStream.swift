@@ -102,6 +102,8 @@ public final class TLSStream: ByteStream {
         Self.ciphertextSize(ofPlaintext: waiting.count) + Self.ciphertextSize(ofPlaintext: gathered.count)
             + inner.bufferedByteCount
     }
+    /// The plaintext buffers' memory and the wrapped stream's.
+    public var heldByteCount: Int { waiting.capacity + gathered.capacity + inner.heldByteCount }
     /// Ciphertext the wrapped stream has sent, plus what queued plaintext became less than
     /// `bufferedByteCount` counted for it (`sentShortfall`), so that bytes counted as queued
     /// have left when `sentByteCount` reaches `sentByteCount + bufferedByteCount` of then. It

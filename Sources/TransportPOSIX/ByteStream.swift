@@ -19,6 +19,9 @@ public protocol ByteStream: AnyObject {
     var isClosed: Bool { get }
     /// Bytes queued but not yet taken by the other end (or the kernel).
     var bufferedByteCount: Int { get }
+    /// The memory the outbox holds for them: at least `bufferedByteCount`, with what was
+    /// taken but not yet let go and room to grow (what a bound on memory counts).
+    var heldByteCount: Int { get }
     /// Bytes taken from the outbox so far (by the kernel, or the other end), in the units of
     /// `bufferedByteCount`: bytes queued when `sentByteCount + bufferedByteCount` was `n` have
     /// all left once `sentByteCount` reaches `n`. It grows whenever the outbox moves, also

@@ -100,6 +100,11 @@ public final class Connection: EventLoopSelectable {
     /// Bytes queued but not yet accepted by the kernel.
     public var bufferedByteCount: Int { outbox.count - outboxStart }
 
+    /// The memory the outbox holds: what waits, what was sent but not yet dropped, and room to
+    /// grow. At most about four times what waits plus 64 KiB once a write has taken some (see
+    /// `dropSent`); at most 16 KiB when it is empty.
+    public var heldByteCount: Int { outbox.capacity }
+
     /// Bytes the kernel has accepted so far (see `ByteStream.sentByteCount`).
     public private(set) var sentByteCount = 0
 
@@ -349,14 +354,32 @@ public final class Connection: EventLoopSelectable {
             close(error.isReset ? .reset : .failed(error))
             return false
         }
-        if bufferedByteCount == 0 {
+        dropSent()
+        return true
+    }
+
+    /// Lets go of what the kernel took, so that the outbox's memory follows what still waits:
+    /// a peer that read all but a little had kept all it read (and the room to grow it made)
+    /// while it counted as holding little (a review's 400 such members held 937 MB of a room).
+    /// What was sent goes once it is at least as large as what is left (each byte is moved at
+    /// most once more than it is sent); the array is made anew, with room for twice what is
+    /// left, once it holds over four times that plus 16 KiB. An emptied outbox keeps at most
+    /// `idleCapacity`.
+    private func dropSent() {
+        let left = bufferedByteCount
+        if left == 0 {
             outbox.removeAll(keepingCapacity: outbox.capacity <= Connection.idleCapacity)
             outboxStart = 0
-        } else if outboxStart > 1 << 20 {
+        } else if outbox.capacity > 4 * (left + Connection.idleCapacity) {
+            var smaller: [UInt8] = []
+            smaller.reserveCapacity(2 * left)
+            smaller.append(contentsOf: outbox[outboxStart...])
+            outbox = smaller
+            outboxStart = 0
+        } else if outboxStart >= max(left, Connection.idleCapacity) {
             outbox.removeFirst(outboxStart)
             outboxStart = 0
         }
-        return true
     }
 
     /// Everything is sent: shut down our side, and close once the peer has closed its side.

@@ -25,7 +25,7 @@ extension LibraryTests {
             }
             XCTAssertNotNil(waitForStderr(publisher) { $0.contains("Established under name") }, publisher.transcript)
             let resolved = try await ServiceInstance(name: name, type: .p2pipp, domain: .local).resolve()
-            let wire = { (items: [String]) in items.isEmpty ? [0] : items.flatMap { [UInt8($0.utf8.count)] + Array($0.utf8) } }
+            let wire = { (items: [String]) -> [UInt8] in items.isEmpty ? [0] : items.flatMap { [UInt8($0.utf8.count)] + Array($0.utf8) } }
             XCTAssertEqual(resolved.txtBytes, wire(items), "\(items)")
             XCTAssertEqual(resolved.port, 4242)
             XCTAssertEqual(try dnssdResolvedTXT(name), wire(items.reversed()), "\(items)")

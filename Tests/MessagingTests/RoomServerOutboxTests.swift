@@ -63,4 +63,29 @@ final class RoomServerOutboxTests: XCTestCase {
             "\($0): too-slow: the room's members together had more than 3 MiB waiting to be sent, and you were among those holding the most; read faster or rejoin"
         })
     }
+
+    /// Members whose outboxes have not moved for a second go before one that was just sent
+    /// more than any of them (a joiner's history, on a slow link): a review's honest joiner was
+    /// dropped every time, as the one holding the most.
+    func testMembersWhoseOutboxesStalledAreDroppedBeforeOneJustSentMore() {
+        let speaker = join("speaker", host: 1)
+        let silent = (3...4).map { join("silent\($0)", host: UInt8($0)) }
+        for peer in silent { peer.stream.pauseReading() }
+        let line = String(repeating: "x", count: 32 << 10)
+        for index in 0..<36 {
+            speaker.send(.text(from: "", to: "", text: "\(index) " + line))
+            scheduler.run()
+        }
+        scheduler.advance(by: .seconds(2))
+        let joiner = join("joiner", host: 9)
+        joiner.stream.pauseReading()
+        // 44 lines of 32 KiB to the joiner alone: 1.4 MiB, more than either silent member holds,
+        // and over 3 MiB with theirs.
+        for index in 0..<44 { speaker.send(.text(from: "", to: "joiner", text: "\(index) " + line)) }
+        scheduler.run()
+        XCTAssertNotNil(outbox("joiner"), "the member whose outbox just filled is kept")
+        XCTAssertEqual([outbox("silent3"), outbox("silent4")].count { $0 == nil }, 1, "one stalled member is dropped, and that is enough")
+        let total = room.members.values.reduce(0) { $0 + $1.link.connection.heldByteCount }
+        XCTAssertLessThanOrEqual(total, 3 << 20)
+    }
 }

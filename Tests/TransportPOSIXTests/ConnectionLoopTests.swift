@@ -125,6 +125,40 @@ final class ConnectionLoopTests: XCTestCase {
         return taken
     }
 
+    /// The outbox lets go of what the kernel took: a peer that read all but a little leaves it
+    /// holding about that little (it had kept all it was sent, counted as holding little).
+    func testAnOutboxDrainedToALittleHoldsAboutThatLittle() async throws {
+        let (reader, socket, winner, listener) = try await acceptedPair()
+        defer { listener.cancel() }
+        // Buffers of fixed sizes, the reader's no smaller than loopback's segments (with a few
+        // KiB its window updates lag and the sender falls back to probing a closed window).
+        var readerBuffer: Int32 = 128 << 10, senderBuffer: Int32 = 256 << 10
+        XCTAssertEqual(setsockopt(reader.fd, SOL_SOCKET, SO_RCVBUF, &readerBuffer, socklen_t(MemoryLayout<Int32>.size)), 0)
+        XCTAssertEqual(setsockopt(socket.fd, SOL_SOCKET, SO_SNDBUF, &senderBuffer, socklen_t(MemoryLayout<Int32>.size)), 0)
+        let client = Connection(socket: socket, peer: winner, loop: loop)
+        loop.runAndWait {
+            client.start(onBytes: { _ in }, onClose: { _ in })
+            client.send([UInt8](repeating: 7, count: 3 << 20))
+        }
+        try await Task.sleep(for: .milliseconds(200))
+        let start = loop.runAndWait { [client.bufferedByteCount, client.heldByteCount] }
+        XCTAssertGreaterThan(start[0], 2 << 20, "most of the 3 MiB waits in the outbox")
+        XCTAssertGreaterThanOrEqual(start[1], start[0])
+        var buffer = [UInt8](repeating: 0, count: 65536)
+        var waiting = start[0]
+        for _ in 0..<5000 where waiting > 512 << 10 {
+            if Glibc.read(reader.fd, &buffer, buffer.count) <= 0 { try await Task.sleep(for: .milliseconds(1)) }
+            waiting = loop.runAndWait { client.bufferedByteCount }
+        }
+        try await Task.sleep(for: .milliseconds(100))
+        let end = loop.runAndWait { [client.bufferedByteCount, client.heldByteCount] }
+        XCTAssertGreaterThan(end[0], 0, "some still waits: the reader stopped")
+        XCTAssertLessThanOrEqual(end[1], 4 * (end[0] + (16 << 10)), "held \(end[1]) for \(end[0]) waiting")
+        XCTAssertLessThan(end[1], start[1] / 2, "held \(end[1]), at first \(start[1])")
+        loop.runAndWait { client.close() }
+        reader.close()
+    }
+
     /// A peer that reads a little frees less of our send buffer than Linux waits for before it
     /// reports the socket writable (about a third), so nothing more is written and the count
     /// stays; `offerQueuedBytes` writes what fits now. (Stall checks rely on it: a peer reading
