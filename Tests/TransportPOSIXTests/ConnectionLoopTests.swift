@@ -97,12 +97,12 @@ final class ConnectionLoopTests: XCTestCase {
         loop.runAndWait { server.close() }
     }
 
-    /// A client connection with a 256 KiB send buffer that queued 3 MiB to a peer with an 8 KiB
-    /// receive buffer that reads nothing (the test reads `reader` by hand): after 300 ms both
-    /// kernels' buffers are full and the rest waits in the outbox.
-    private func aReaderThatStoppedWithEverythingFull() async throws -> (reader: Socket, client: Connection, listener: TCPListener) {
+    /// A client connection with a 256 KiB send buffer that queued 3 MiB to a peer with a
+    /// receive buffer of `receiveBuffer` bytes that reads nothing (the test reads `reader` by
+    /// hand): after 300 ms both kernels' buffers are full and the rest waits in the outbox.
+    private func aReaderThatStoppedWithEverythingFull(receiveBuffer: Int32 = 8192) async throws -> (reader: Socket, client: Connection, listener: TCPListener) {
         let (reader, socket, winner, listener) = try await acceptedPair()
-        var small: Int32 = 8192, large: Int32 = 256 << 10
+        var small = receiveBuffer, large: Int32 = 256 << 10
         XCTAssertEqual(setsockopt(reader.fd, SOL_SOCKET, SO_RCVBUF, &small, socklen_t(MemoryLayout<Int32>.size)), 0)
         XCTAssertEqual(setsockopt(socket.fd, SOL_SOCKET, SO_SNDBUF, &large, socklen_t(MemoryLayout<Int32>.size)), 0)
         let client = Connection(socket: socket, peer: winner, loop: loop)
@@ -128,19 +128,10 @@ final class ConnectionLoopTests: XCTestCase {
     /// The outbox lets go of what the kernel took: a peer that read all but a little leaves it
     /// holding about that little (it had kept all it was sent, counted as holding little).
     func testAnOutboxDrainedToALittleHoldsAboutThatLittle() async throws {
-        let (reader, socket, winner, listener) = try await acceptedPair()
+        // The reader's buffer no smaller than loopback's segments: with a few KiB its window
+        // updates lag and the sender falls back to probing a closed window.
+        let (reader, client, listener) = try await aReaderThatStoppedWithEverythingFull(receiveBuffer: 128 << 10)
         defer { listener.cancel() }
-        // Buffers of fixed sizes, the reader's no smaller than loopback's segments (with a few
-        // KiB its window updates lag and the sender falls back to probing a closed window).
-        var readerBuffer: Int32 = 128 << 10, senderBuffer: Int32 = 256 << 10
-        XCTAssertEqual(setsockopt(reader.fd, SOL_SOCKET, SO_RCVBUF, &readerBuffer, socklen_t(MemoryLayout<Int32>.size)), 0)
-        XCTAssertEqual(setsockopt(socket.fd, SOL_SOCKET, SO_SNDBUF, &senderBuffer, socklen_t(MemoryLayout<Int32>.size)), 0)
-        let client = Connection(socket: socket, peer: winner, loop: loop)
-        loop.runAndWait {
-            client.start(onBytes: { _ in }, onClose: { _ in })
-            client.send([UInt8](repeating: 7, count: 3 << 20))
-        }
-        try await Task.sleep(for: .milliseconds(200))
         let start = loop.runAndWait { [client.bufferedByteCount, client.heldByteCount] }
         XCTAssertGreaterThan(start[0], 2 << 20, "most of the 3 MiB waits in the outbox")
         XCTAssertGreaterThanOrEqual(start[1], start[0])
