@@ -17,9 +17,11 @@ public final class TCPListener: Sendable {
     /// Once started: the loop accepting, and how to stop the acceptor there.
     private let started = Mutex<(loop: EventLoop, stop: LoopWork)?>(nil)
 
-    /// Binds and listens.
+    /// Binds and listens. With `sendBuffer`, each accepted connection's kernel send buffer is
+    /// that size (SO_SNDBUF: Linux doubles it for its bookkeeping and no longer grows it), so
+    /// peers that read slowly cannot make the kernel hold megabytes for each of them.
     /// - Throws: `TransportError`, e.g. `bind: Address already in use (errno 98)`.
-    public init(port: UInt16 = 0, backlog: Int32 = 128) throws(TransportError) {
+    public init(port: UInt16 = 0, backlog: Int32 = 128, sendBuffer: Int32? = nil) throws(TransportError) {
         var socket: Socket
         var acceptsIPv6 = true
         do {
@@ -33,6 +35,8 @@ public final class TCPListener: Sendable {
             try socket.bind(SocketEndpoint(address: IPAddress(bytes: [0, 0, 0, 0])!, port: port))
             acceptsIPv6 = false
         }
+        // Accepted sockets inherit it from the listening one.
+        if let sendBuffer { try socket.setOption(SOL_SOCKET, SO_SNDBUF, sendBuffer, "SO_SNDBUF") }
         try socket.listen(backlog: backlog)
         self.socket = socket
         self.acceptsIPv6 = acceptsIPv6

@@ -38,6 +38,27 @@ final class ConnectionLoopTests: XCTestCase {
         return (serverSocket, socket, winner, listener)
     }
 
+    /// A listener's `sendBuffer` is each accepted socket's SO_SNDBUF (doubled by Linux).
+    func testAcceptedSocketsHaveTheListenersSendBuffer() async throws {
+        let listener = try TCPListener(port: 0, sendBuffer: 64 << 10)
+        defer { listener.cancel() }
+        let accepted = AsyncStream<Socket>.makeStream()
+        listener.start(on: loop) { socket, _ in accepted.continuation.yield(socket) }
+        let (client, _) = try await TCPConnector.connect(to: [SocketEndpoint(address: IPAddress(bytes: [127, 0, 0, 1])!, port: listener.port)], on: loop)
+        defer { client.close() }
+        let stream = accepted.stream
+        let first = try await withTimeout("the accept") {
+            var iterator = stream.makeAsyncIterator()
+            return await iterator.next()
+        }
+        let server = try XCTUnwrap(first)
+        defer { server.close() }
+        var size: Int32 = 0
+        var length = socklen_t(MemoryLayout<Int32>.size)
+        XCTAssertEqual(getsockopt(server.fd, SOL_SOCKET, SO_SNDBUF, &size, &length), 0)
+        XCTAssertEqual(size, 128 << 10)
+    }
+
     func testPausedReadingDeliversNothingUntilResumed() async throws {
         let (server, client, listener) = try await connectedPair()
         defer { listener.cancel() }
