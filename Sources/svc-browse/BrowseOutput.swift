@@ -15,13 +15,13 @@ enum BrowseOutput {
     /// `added "name" _p2pipp._tcp local. on veth0 at host.local.:port [addresses] txt: "k=v" [answering]`
     static func textLine(_ event: String, _ instance: ServiceInstance, _ interfaces: [NetworkInterface]?,
                          _ resolution: (ResolvedService, [SocketEndpoint])?, _ answering: Result<Void, any Error>?) -> String {
-        var line = "\(event) \(quoted(instance.name)) \(instance.type.baseType) \(instance.domain)"
+        var line = "\(event) \(TerminalSafe.quoted(instance.name)) \(instance.type.baseType) \(instance.domain)"
         if let interfaces { line += " on " + interfaces.map(\.name).joined(separator: ",") }
         if let (resolved, endpoints) = resolution {
             line += " at \(resolved.hostTarget):\(resolved.port)"
             line += " [" + endpoints.map(\.addressWithScope).joined(separator: ", ") + "]"
             let items = txtItems(resolved.txtBytes)
-            if !items.isEmpty { line += " txt: " + items.map { quoted(String(decoding: $0, as: UTF8.self)) }.joined(separator: " ") }
+            if !items.isEmpty { line += " txt: " + items.map { TerminalSafe.quoted(String(decoding: $0, as: UTF8.self)) }.joined(separator: " ") }
         }
         switch answering {
         case .success?: line += " [answering]"
@@ -29,15 +29,6 @@ enum BrowseOutput {
         case nil: break
         }
         return line
-    }
-
-    /// An instance name or TXT item between double quotes, as every tool shows a name
-    /// (`TerminalSafe.quoted`): its `"` and `\` escaped with a backslash, so text from the
-    /// network cannot close the quotes early and pass the rest of the line off as another item,
-    /// type, domain or interface, and its tabs and invisible characters as `\u{HEX}`, so
-    /// "Living\u{200B} room" does not pass for "Living room". svc-connect takes the form back.
-    static func quoted(_ name: String) -> String {
-        TerminalSafe.quoted(name)
     }
 
     static func jsonLine(_ event: String, _ instance: ServiceInstance, _ interfaces: [NetworkInterface]?,

@@ -196,11 +196,11 @@ struct ZoneWatch {
     static func line(_ event: String, _ name: String, _ resolved: ResolvedInstance?, _ options: BrowseOptions, zone: DNSName, time: String) -> String {
         let txtBytes = resolved.map { $0.txt.flatMap { [UInt8(truncatingIfNeeded: $0.count)] + $0 } } ?? []
         if !options.json {
-            var text = "\(event) \(BrowseOutput.quoted(name)) \(options.type.baseType) \(zone)"
+            var text = "\(event) \(TerminalSafe.quoted(name)) \(options.type.baseType) \(zone)"
             if let resolved {
                 text += " at \(resolved.host):\(resolved.port) [" + resolved.addresses.map(\.description).joined(separator: ", ") + "]"
                 let items = resolved.txt.filter { !$0.isEmpty }
-                if !items.isEmpty { text += " txt: " + items.map { BrowseOutput.quoted(String(decoding: $0, as: UTF8.self)) }.joined(separator: " ") }
+                if !items.isEmpty { text += " txt: " + items.map { TerminalSafe.quoted(String(decoding: $0, as: UTF8.self)) }.joined(separator: " ") }
             }
             return text
         }

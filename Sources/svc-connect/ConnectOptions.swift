@@ -15,7 +15,7 @@ struct ConnectOptions: Sendable {
     var unescapedName: String?
     /// False when `name` as given cannot be an instance name (too long, or with a control
     /// character) but `unescapedName` can: only `unescapedName` is looked for.
-    var nameAsGivenIsValid = true
+    var nameAsGivenIsValid: Bool { (try? InstanceName(name)) != nil }
     var type: DiscoveryCore.ServiceType = .p2pipp
     var domain: ServiceDomain = .local
     var interface: NetworkInterface?
@@ -159,9 +159,7 @@ struct ConnectOptions: Sendable {
     init(_ parsed: ParsedCommandLine) throws(UsageError) {
         name = parsed.positionals[0]
         unescapedName = TerminalSafe.unescape(name).flatMap { $0 != name && (1...63).contains($0.utf8.count) ? $0 : nil }
-        if unescapedName != nil, (try? InstanceName(name)) == nil {
-            nameAsGivenIsValid = false
-        } else {
+        if unescapedName == nil || nameAsGivenIsValid {
             _ = try validated { () throws(DiscoveryError) in try InstanceName(name) }
         }
         type = try parsed.serviceType()
