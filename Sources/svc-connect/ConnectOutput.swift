@@ -37,6 +37,13 @@ final class ConnectOutput: Sendable {
         Console.error(text)
     }
 
+    /// A member's name as printed: the room's own name is its service name, shown as
+    /// svc-browse shows one (without the quotes), so an invisible character in it is not
+    /// hidden; members' names (which the room checked) as they are.
+    private func shown(_ member: String) -> String {
+        member == server.withLock({ $0 }) ? TerminalSafe.escape(member, mode: .name) : member
+    }
+
     func print(_ event: RoomClient.Event) {
         switch event {
         case .connected(let winner, let all):
@@ -49,7 +56,7 @@ final class ConnectOutput: Sendable {
                   ("addresses", .array(all.map { .string($0.addressWithScope) }))])
         case .serverHello(let name):
             server.withLock { $0 = name }
-            output.emit("hello", text: "hello from \(name)", [("from", .string(name))])
+            output.emit("hello", text: "hello from \(shown(name))", [("from", .string(name))])
         case .roomCodeConfirmed(let session):
             output.emit("room_code", text: "* the room proved it knows the room code; its key is \(session.peerKey.short)",
                         [("key", .string(session.peerKey.full))])
@@ -65,13 +72,13 @@ final class ConnectOutput: Sendable {
                             [("requested", .string(requestedName)), ("name", .string(name))])
             }
         case .text(let from, let to, let text):
-            output.emit("text", text: to == nil ? "\(from): \(text)" : "\(from) to you, privately: \(text)",
+            output.emit("text", text: to == nil ? "\(shown(from)): \(text)" : "\(shown(from)) to you, privately: \(text)",
                         [("from", .string(from)), ("to", to.map(JSONValue.string) ?? .null), ("text", .string(text))])
         case .history(let from, let text, let time):
-            output.emit("history", text: "[history \(HumanTime.format(unixMilliseconds: time))] \(from): \(text)",
+            output.emit("history", text: "[history \(HumanTime.format(unixMilliseconds: time))] \(shown(from)): \(text)",
                         [("from", .string(from)), ("text", .string(text)), ("said_at", .string(timestamp(unixMilliseconds: time)))])
         case .presence(let kind, let names, let keys):
-            let list = zip(names, keys).map { name, key in key.map { "\(name) (key \($0.short))" } ?? name }.joined(separator: ", ")
+            let list = zip(names.map(shown), keys).map { name, key in key.map { "\(name) (key \($0.short))" } ?? name }.joined(separator: ", ")
             let code = safetyCode.withLock { $0 }
             let text = switch kind {
             case .list: "* in the room: \(list)" + (code.map { "; safety code of this connection: \($0)" } ?? "")

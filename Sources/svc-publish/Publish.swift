@@ -91,7 +91,7 @@ struct SvcPublish {
         }
         let name = wideArea?.name ?? registration?.name ?? ""
         let onInterface = options.interface.map { " on \($0.name)" } ?? ""
-        output.emit("registered", text: "registered \"\(name)\" \(options.type.baseType) \(options.domain)\(onInterface) port \(listener.port) key \(identity.fingerprint.full)", [
+        output.emit("registered", text: "registered \(TerminalSafe.quoted(name)) \(options.type.baseType) \(options.domain)\(onInterface) port \(listener.port) key \(identity.fingerprint.full)", [
             ("name", .string(name)), ("type", .string(options.type.baseType)),
             ("domain", .string(options.domain.name)), ("port", .integer(Int(listener.port))),
             ("key", .string(identity.fingerprint.full)),
@@ -212,7 +212,7 @@ struct SvcPublish {
                         do throws(UnicastDNSSDError) {
                             if let newName = try await wideArea.refresh() {
                                 loop.execute { room.rename(newName) }
-                                output.emit("restored", text: "registered again as \"\(newName)\"", [("name", .string(newName))])
+                                output.emit("restored", text: "registered again as \(TerminalSafe.quoted(newName))", [("name", .string(newName))])
                             }
                         } catch where error.code == .cancelled {
                             break
@@ -228,10 +228,10 @@ struct SvcPublish {
                     switch event {
                     case .renamed(let newName):
                         loop.execute { room.rename(newName) }
-                        output.emit("renamed", text: "renamed \"\(newName)\"", [("name", .string(newName))])
+                        output.emit("renamed", text: "renamed \(TerminalSafe.quoted(newName))", [("name", .string(newName))])
                     case .restored(let newName):
                         loop.execute { room.rename(newName) }
-                        output.emit("restored", text: "registered again as \"\(newName)\"", [("name", .string(newName))])
+                        output.emit("restored", text: "registered again as \(TerminalSafe.quoted(newName))", [("name", .string(newName))])
                     case .daemonLost(let error):
                         Console.note("\(error.lostMessage); the service will be registered again as soon as it is back")
                     case .failed(let error):
@@ -271,14 +271,14 @@ struct SvcPublish {
     /// signal's code (130, 143), and whether the zone holds anything of it.
     static func interruptedFailure(_ outcome: WideAreaPublication.InterruptedOutcome, signal: Int32, name: String,
                                    options: PublishOptions, settings: PublishOptions.WideArea) -> ToolFailure {
-        let what = "\(signal == SIGTERM ? "stopped by SIGTERM" : "interrupted") before the registration of \"\(name)\" in \(options.domain) completed"
+        let what = "\(signal == SIGTERM ? "stopped by SIGTERM" : "interrupted") before the registration of \(TerminalSafe.quoted(name)) in \(options.domain) completed"
         switch outcome {
         case .nothingWritten:
             return ToolFailure(.signalled(signal), "\(what); nothing of it was written to the zone")
         case .withdrawn:
             return ToolFailure(.signalled(signal), "\(what); withdrew what it may have written: nothing of it is left in the zone")
         case .notWithdrawn(let names, let reason):
-            let listed = names.map { "\"\($0)\"" }.joined(separator: ", ")
+            let listed = names.map(TerminalSafe.quoted).joined(separator: ", ")
             // Quoted for a POSIX shell, so the line can be pasted as it is.
             let quoted = { (text: String) in "'" + text.split(separator: "'", omittingEmptySubsequences: false).joined(separator: "'\\''") + "'" }
             let named = names.count == 1 ? quoted(names[0]) : "NAME"

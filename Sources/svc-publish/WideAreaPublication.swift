@@ -95,7 +95,7 @@ final class WideAreaPublication: Sendable {
         do {
             try await directory.withdraw(instance)
         } catch {
-            Console.note("could not withdraw \"\(instance.instanceName)\" from \(instance.zone): \(error)")
+            Console.note("could not withdraw \(TerminalSafe.quoted(instance.instanceName)) from \(instance.zone): \(error)")
         }
     }
 
@@ -122,20 +122,20 @@ final class WideAreaPublication: Sendable {
         }
         switch outcome {
         case .withdrawn(let port):
-            output.emit("withdrawn", text: "withdrew \"\(name)\" \(type.baseType) \(domain) port \(port)", [
+            output.emit("withdrawn", text: "withdrew \(TerminalSafe.quoted(name)) \(type.baseType) \(domain) port \(port)", [
                 ("name", .string(name)), ("type", .string(type.baseType)), ("domain", .string(domain.name)), ("port", .integer(Int(port))),
             ])
             return .success
         case .nothingThere:
-            Console.note("\"\(name)\" is not registered in \(zone): nothing to withdraw")
+            Console.note("\(TerminalSafe.quoted(name)) is not registered in \(zone): nothing to withdraw")
             return .success
         case .anotherHost(let host):
-            throw ToolFailure(.cannotCreate, "\"\(name)\" in \(zone) belongs to another host (\(host)): only a publisher on that host may withdraw it")
+            throw ToolFailure(.cannotCreate, "\(TerminalSafe.quoted(name)) in \(zone) belongs to another host (\(host)): only a publisher on that host may withdraw it")
         case .anotherKey:
-            throw ToolFailure(.cannotCreate, "\"\(name)\" in \(zone) was registered with another key than this user's (its TXT key= differs): "
+            throw ToolFailure(.cannotCreate, "\(TerminalSafe.quoted(name)) in \(zone) was registered with another key than this user's (its TXT key= differs): "
                               + "it is another room, perhaps on a host of the same name; only its publisher may withdraw it")
         case .stillServed(let port):
-            throw ToolFailure(.temporaryFailure, "\"\(name)\" in \(zone) is served on this host (port \(port)): stop that svc-publish instead; it withdraws the name as it exits")
+            throw ToolFailure(.temporaryFailure, "\(TerminalSafe.quoted(name)) in \(zone) is served on this host (port \(port)): stop that svc-publish instead; it withdraws the name as it exits")
         }
     }
 }

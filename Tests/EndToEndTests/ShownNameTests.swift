@@ -70,11 +70,23 @@ final class ShownNameTests: XCTestCase {
             let connected = "connected to \(shown[join.joins] ?? "?") at "
             XCTAssertTrue(client.stderr.contains { $0.contains(connected) }, client.transcript)
             XCTAssertFalse(client.stderr.joined().unicodeScalars.contains("\u{200B}"), "notes show the name escaped: " + client.transcript)
+            // The room says its name in HELLO: shown as svc-browse shows it, without the quotes.
+            let hello = "hello from " + String(shown[join.joins]!.dropFirst().dropLast())
+            XCTAssertEqual(client.stdout.first, hello, client.transcript)
+            XCTAssertFalse(client.stdout.joined().unicodeScalars.contains("\u{200B}"), "room output shows the name escaped: " + client.transcript)
             for (name, other) in publishers where name != join.joins {
                 XCTAssertFalse(other.jsonEvents.contains { $0["event"] as? String == "text" && $0["text"] as? String == message },
                                "\(join.argument) joined \(name) too")
             }
         }
+
+        // svc-publish's own lines quote its name the same way.
+        let human = try TestLAN.run("svc-publish", on: "a", ["--name", hostile + " b"])
+        defer {
+            human.signal(SIGTERM)
+            _ = human.waitForExit()
+        }
+        XCTAssertNotNil(human.waitForLine { $0.contains("registered \"bk\\\\sl.x\\\"q \(suffix) b\" _p2pipp._tcp local.") }, human.transcript)
 
         // An unknown name lists the names seen as svc-browse shows them: one cannot pass for two.
         let missing = try TestLAN.run("svc-connect", on: "b", ["nobody \(suffix)", "--timeout", "2"])
