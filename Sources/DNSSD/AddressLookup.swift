@@ -14,13 +14,15 @@ extension ResolvedService {
     /// IPv6) does not cost a full timeout. IPv6 addresses come first, at most 8 of each family
     /// (the first answered).
     /// - Throws: `DNSSDError` (`.noSuchName` when no address arrived within `timeout`;
+    ///   `.timedOut` when the daemon itself did not answer within it;
     ///   `.daemonUnreachable`/`.busUnreachable` when the daemon cannot be reached or stops
     ///   meanwhile), or `CancellationError`.
     public func lookUpAddresses(timeout: Duration = .seconds(5), resolutionDelay: Duration = .milliseconds(50)) async throws -> [SocketEndpoint] {
         let service = self
         let operation = "looking up the addresses of \(hostTarget)"
-        return try await OneShot<[SocketEndpoint]>.run(timeout: timeout, onTimeout: {
-            DNSSDError(.noSuchName, "\(service.hostTarget) (host of \(TerminalSafe.quoted(service.instance.name))) did not answer an address query within \(timeout.secondsText); the host may have left the network")
+        return try await OneShot<[SocketEndpoint]>.run(timeout: timeout, onTimeout: { daemonTookThem in
+            guard daemonTookThem else { return DNSSDError.notAnswering(while: operation, within: timeout) }
+            return DNSSDError(.noSuchName, "\(service.hostTarget) (host of \(TerminalSafe.quoted(service.instance.name))) did not answer an address query within \(timeout.secondsText); the host may have left the network")
         }) { oneShot in
             guard let interface = AvahiIfIndex(lookingUpOn: service.interface.index) else {
                 throw DNSSDError(.badParameter, "interface index \(service.interface.index) is not one avahi-daemon takes, so \(operation) failed")

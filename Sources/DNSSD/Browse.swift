@@ -37,14 +37,19 @@ public struct ServiceBrowser: Sendable {
     /// When avahi-daemon goes away the stream stays open: `onDaemonStatus` is told, the
     /// browse is re-created with backoff, and instances that did not come back are removed.
     /// The browse stops when the stream is dropped or its consuming task is cancelled.
+    ///
+    /// Starting waits for avahi-daemon to take the browse (D-Bus round trips: milliseconds, but
+    /// up to D-Bus's 25 s reply timeout when the daemon is hung or stopped); cancel the task to
+    /// stop waiting (e.g. at a deadline), and a browse the daemon takes after that is cancelled.
     /// - Parameter onDaemonStatus: called on an internal queue when the daemon is lost or back.
-    /// - Throws: `DNSSDError` at once when the daemon cannot be reached.
-    public func start(onDaemonStatus: @escaping @Sendable (DaemonStatus) -> Void = { _ in }) throws -> AsyncThrowingStream<BrowseEvent, any Error> {
+    /// - Throws: `DNSSDError` when the daemon cannot be reached (at once when it is not running),
+    ///   or `CancellationError`.
+    public func start(onDaemonStatus: @escaping @Sendable (DaemonStatus) -> Void = { _ in }) async throws -> AsyncThrowingStream<BrowseEvent, any Error> {
         let request = BrowseRequest(regtype: type.description, domain: domain, interface: interface,
                                     operation: "browsing for \(type) in \(domain)", quietPeriod: quietPeriod, minimumWait: minimumWait,
                                     usesDaemonAllForNow: true)
         let (type, domain) = (type, domain)
-        return try BrowseCore<ServiceInstance>.start(request, onDaemonStatus: onDaemonStatus) { name, _, reportedDomain in
+        return try await BrowseCore<ServiceInstance>.start(request, onDaemonStatus: onDaemonStatus) { name, _, reportedDomain in
             ServiceInstance(name: name, type: type, domain: reportedDomain.map(ServiceDomain.init(reported:)) ?? domain)
         }
     }

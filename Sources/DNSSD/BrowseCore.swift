@@ -54,12 +54,16 @@ final class BrowseCore<Item: Hashable & Sendable & CustomStringConvertible>: @un
     static var resyncMinimumWait: Duration { .seconds(3) }
 
     /// Starts a browse and returns its events; it stops when the stream is dropped.
-    /// - Throws: `DNSSDError` at once when the daemon cannot be reached.
+    ///
+    /// Creating the browse blocks on D-Bus round trips (up to D-Bus's 25 s reply timeout when
+    /// avahi-daemon is hung or stopped), on `dnssdQueue`; the caller waits for it only until its
+    /// task is cancelled (`AbandonableCall`), and a browse created after that is cancelled.
+    /// - Throws: `DNSSDError` when the daemon cannot be reached, or `CancellationError`.
     static func start(_ request: BrowseRequest, onDaemonStatus: @escaping @Sendable (DaemonStatus) -> Void,
-                      makeItem: @escaping MakeItem) throws -> AsyncThrowingStream<DiscoveryEvent<Item>, any Error> {
+                      makeItem: @escaping MakeItem) async throws -> AsyncThrowingStream<DiscoveryEvent<Item>, any Error> {
         let (stream, continuation) = AsyncThrowingStream<DiscoveryEvent<Item>, any Error>.makeStream()
         let core = BrowseCore(request: request, makeItem: makeItem, continuation: continuation, onDaemonStatus: onDaemonStatus)
-        try dnssdQueue.sync { try core.start() }
+        try await AbandonableCall.run(on: dnssdQueue, { try core.start() }, abandon: { core.cancel() })
         continuation.onTermination = { _ in dnssdQueue.async { core.cancel() } }
         return stream
     }

@@ -48,6 +48,10 @@ extension DNSSDError {
         switch (failure.stage, Int(code)) {
         case (_, AVAHI_ERR_NO_MEMORY):
             return error(.noMemory, "out of memory while \(operation)\(tail)")
+        case (.connecting, AVAHI_ERR_NO_DAEMON) where failure.took >= AvahiDaemon.noReplyAfter:
+            // Avahi's client library says "no daemon" also when the daemon's answer did not
+            // come within D-Bus's reply timeout; D-Bus itself says so at once.
+            return notAnswering(while: operation, within: failure.took, busAddress: busAddress(failure), rawValue: code)
         case (.connecting, AVAHI_ERR_NO_DAEMON):
             return error(.daemonUnreachable, """
                 avahi-daemon is not running: the D-Bus system bus at \(busAddress(failure)) is up but no avahi-daemon \

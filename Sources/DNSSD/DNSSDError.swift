@@ -68,8 +68,11 @@ public struct DNSSDError: Error, Sendable, Hashable, CustomStringConvertible {
     /// Maps a `kDNSServiceErr_*` value to an error that says what to do, asking the bus and
     /// the daemon what they are (`SystemBus.probe()`, and `AvahiDaemon.probe()` only for
     /// `kDNSServiceErr_Unknown` and the refusals on a reachable bus). Blocks for those round trips: error paths only.
-    static func reported(_ rawValue: Int32, while operation: String) -> DNSSDError {
-        daemon(rawValue, while: operation, bus: SystemBus.probe(), daemon: AvahiDaemon.probe)
+    /// - Parameter took: how long the failing call took: `kDNSServiceErr_Unknown` after
+    ///   `AvahiDaemon.noReplyAfter` or more is a daemon that did not answer, told without asking
+    ///   it again (which would take as long).
+    static func reported(_ rawValue: Int32, while operation: String, took: Duration = .zero) -> DNSSDError {
+        daemon(rawValue, while: operation, bus: SystemBus.probe(), took: took, daemon: AvahiDaemon.probe)
     }
 
     /// Maps a `kDNSServiceErr_*` value to an error that says what to do.
@@ -83,13 +86,21 @@ public struct DNSSDError: Error, Sendable, Hashable, CustomStringConvertible {
     ///   - rawValue: the code returned by a `DNSService*` call or passed to its callback.
     ///   - operation: what was being done, e.g. "registering 'printer' as _p2pipp._tcp".
     ///   - bus: whether the system bus accepted a connection, and at which address.
+    ///   - took: how long the failing call took. Avahi's client library reports a daemon that
+    ///     did not answer within D-Bus's reply timeout (25 s) as not running
+    ///     (`AVAHI_ERR_NO_DAEMON`, and so `kDNSServiceErr_Unknown`), but D-Bus says at once
+    ///     that no daemon owns its name: `kDNSServiceErr_Unknown` after
+    ///     `AvahiDaemon.noReplyAfter` or more is a daemon that is there and does not answer.
     ///   - daemon: asks whether avahi-daemon answers on that bus; called only for
     ///     `kDNSServiceErr_Unknown` and `Refused`/`NoAuth`/`Firewall` on a reachable bus.
-    public static func daemon(_ rawValue: Int32, while operation: String, bus: SystemBus.Status,
+    public static func daemon(_ rawValue: Int32, while operation: String, bus: SystemBus.Status, took: Duration = .zero,
                               daemon: () -> AvahiDaemon.Status) -> DNSSDError {
         let name = errorNames[rawValue].map { "kDNSServiceErr_\($0)" } ?? "error"
         let tail = " (\(name), \(rawValue))"
         switch rawValue {
+        case -65537 where took >= AvahiDaemon.noReplyAfter:
+            if case .reachable(let address) = bus { return notAnswering(while: operation, within: took, busAddress: address, rawValue: rawValue) }
+            return notAnswering(while: operation, within: took, rawValue: rawValue)
         case -65537: // Unknown: Avahi's answer when the daemon or the bus cannot be reached
             switch bus {
             case .outOfFileDescriptors(let reason):
@@ -156,6 +167,8 @@ public struct DNSSDError: Error, Sendable, Hashable, CustomStringConvertible {
                 with many clients at once the bus's connection limit may be reached; try again, and run \
                 'svc-doctor' if it persists
                 """, rawValue: rawValue)
+        case .notAnswering(let after):
+            return notAnswering(while: operation, within: after, busAddress: address, rawValue: rawValue)
         case .answering:
             return DNSSDError(.daemonUnreachable, """
                 avahi-daemon runs, but \(operation) failed\(tail): Avahi's dns_sd layer says so when its \
@@ -174,6 +187,22 @@ public struct DNSSDError: Error, Sendable, Hashable, CustomStringConvertible {
         -65553: "Refused", -65554: "NoSuchRecord", -65555: "NoAuth", -65556: "NoSuchKey",
         -65557: "NATTraversal", -65558: "DoubleNAT", -65559: "BadTime",
     ]
+
+    /// avahi-daemon did not answer a D-Bus call within `wait` (our deadline, or D-Bus's reply
+    /// timeout): it is there (a daemon that is not running is reported by D-Bus at once) but
+    /// hung, stopped or overloaded, or the bus itself is. Code `.timedOut`.
+    /// - Parameters:
+    ///   - operation: what was being done, e.g. "browsing for _p2pipp._tcp in local.".
+    ///   - busAddress: the system bus's address (`SystemBus.socketPath` by default).
+    public static func notAnswering(while operation: String, within wait: Duration, busAddress: String = SystemBus.socketPath,
+                                    rawValue: Int32? = nil) -> DNSSDError {
+        DNSSDError(.timedOut, """
+            avahi-daemon did not answer over the D-Bus system bus at \(busAddress) within \(wait.secondsText), so \(operation) \
+            failed: it runs (D-Bus reports one that does not at once) but is hung, stopped or overloaded, or the bus \
+            itself is. Check it with 'avahi-browse -a -t' or 'systemctl status avahi-daemon', and restart it with \
+            'service avahi-daemon restart'
+            """, rawValue: rawValue)
+    }
 
     static func timedOut(_ operation: String, after timeout: Duration) -> DNSSDError {
         DNSSDError(.timedOut, "avahi-daemon gave no answer within \(timeout.secondsText) while \(operation); if it is overloaded or stuck, restart it with 'service avahi-daemon restart'")

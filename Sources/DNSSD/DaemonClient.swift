@@ -1,6 +1,7 @@
 import CAvahiClient
 import Dispatch
 import Glibc
+import Synchronization
 
 /// Why a lookup through `DaemonClient` failed outside its own callback: the connection to
 /// the daemon could not be made, the daemon refused the lookup, or the connection broke
@@ -22,12 +23,23 @@ struct DaemonFailure: Error, Sendable, Hashable {
     /// What the system bus was when the failure was seen, for `.connecting` and for a broken
     /// connection (`SystemBus.probe()`); nil when it was not asked.
     let bus: SystemBus.Status?
+    /// How long the failing connection attempt took (`.connecting`): `AVAHI_ERR_NO_DAEMON` after
+    /// `AvahiDaemon.noReplyAfter` is a daemon that did not answer, not one that is not running.
+    var took: Duration = .zero
 }
 
 /// A lookup running on the daemon (a service resolver or a record browser), as its owner
 /// holds it: `cancel()` frees it. Safe to use from any thread.
 final class DaemonLookup: Sendable {
+    private let taken = Atomic<Bool>(false)
+
     fileprivate init() {}
+
+    /// Whether the daemon took the lookup (it answered the call that created it); false while
+    /// the connection or that call still waits for the daemon, or when either failed.
+    var isTaken: Bool { taken.load(ordering: .acquiring) }
+
+    fileprivate func markTaken() { taken.store(true, ordering: .releasing) }
 
     /// Frees the lookup on the daemon; no report comes from it after its callback context is
     /// released (on `daemonClientQueue`). Safe to call more than once.
@@ -137,6 +149,7 @@ final class DaemonClient: @unchecked Sendable {
             closeWhenIdle()
             return
         }
+        lookup.markTaken()
         lookups[ObjectIdentifier(lookup)] = Entry(lookup: lookup, object: object, free: free, context: context, failed: failed)
     }
 
@@ -168,8 +181,9 @@ final class DaemonClient: @unchecked Sendable {
 
     private func connect() -> Result<Connection, DaemonFailure> {
         assertOnDaemonClientQueue()
+        let started = ContinuousClock.now
         func failure(_ code: Int32) -> Result<Connection, DaemonFailure> {
-            .failure(DaemonFailure(stage: .connecting, code: code, bus: SystemBus.probe()))
+            .failure(DaemonFailure(stage: .connecting, code: code, bus: SystemBus.probe(), took: ContinuousClock.now - started))
         }
         let busVariable = Self.busVariable()
         guard let poll = avahi_threaded_poll_new() else { return failure(Int32(AVAHI_ERR_NO_MEMORY)) }

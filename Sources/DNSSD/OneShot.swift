@@ -35,7 +35,7 @@ final class OneShot<Value: Sendable>: @unchecked Sendable {
         }
     }
 
-    fileprivate func begin(_ continuation: CheckedContinuation<Value, any Error>, timeout: Duration, onTimeout: @escaping () -> any Error) {
+    fileprivate func begin(_ continuation: CheckedContinuation<Value, any Error>, timeout: Duration, onTimeout: @escaping (_ daemonTookAll: Bool) -> any Error) {
         assertOnDNSSDQueue()
         if let early {
             continuation.resume(with: early)
@@ -44,20 +44,26 @@ final class OneShot<Value: Sendable>: @unchecked Sendable {
         self.continuation = continuation
         let timer = DispatchSource.makeTimerSource(queue: dnssdQueue)
         timer.schedule(deadline: .now() + .nanoseconds(Int(timeout.nanoseconds)))
-        timer.setEventHandler { [weak self] in self?.finish(.failure(onTimeout())) }
+        timer.setEventHandler { [weak self] in
+            guard let self else { return }
+            finish(.failure(onTimeout(!lookups.contains { !$0.isTaken })))
+        }
         timer.resume()
         self.timer = timer
     }
 
     /// Runs `start` on the DNS-SD queue and waits for `finish`.
     /// - Parameters:
-    ///   - timeout: how long to wait before failing with `onTimeout()`.
+    ///   - timeout: how long to wait before failing with `onTimeout(daemonTookAll)`, where
+    ///     `daemonTookAll` is false when a lookup it owns was not taken by the daemon yet (the
+    ///     daemon has not answered: its connection or the call that creates the lookup still
+    ///     waits), so that nothing is said about the network.
     ///   - start: starts the operation; it calls `finish` (now or from a callback) and `own`
     ///     for each lookup it starts. A thrown error ends the operation.
     /// - Throws: what `finish` was given, `onTimeout()`, or `CancellationError`.
     static func run(
         timeout: Duration,
-        onTimeout: @escaping @Sendable () -> any Error,
+        onTimeout: @escaping @Sendable (_ daemonTookAll: Bool) -> any Error,
         start: @escaping @Sendable (OneShot<Value>) throws -> Void
     ) async throws -> Value {
         let operation = OneShot<Value>()

@@ -71,7 +71,7 @@ public final class ServiceRegistration: Sendable {
         let (events, continuation) = AsyncStream<RegistrationEvent>.makeStream()
         let core = RegistrationCore(options: options, events: continuation)
         do {
-            _ = try await OneShot<String>.run(timeout: options.timeout, onTimeout: {
+            _ = try await OneShot<String>.run(timeout: options.timeout, onTimeout: { _ in
                 DNSSDError.timedOut(core.operation, after: options.timeout)
             }) { oneShot in
                 try core.start(confirming: oneShot)

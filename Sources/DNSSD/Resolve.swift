@@ -35,13 +35,15 @@ extension ServiceInstance {
     ///   - interfaceIndex: resolve on this interface only, or 0 for any.
     ///   - timeout: how long to wait for an answer.
     /// - Throws: `DNSSDError` (`.noSuchName` when nothing answered within `timeout`, or
-    ///   within the daemon's own 5 s limit when `timeout` is longer, `.daemonUnreachable`/
-    ///   `.busUnreachable` without a daemon or when it stops meanwhile), or `CancellationError`.
+    ///   within the daemon's own 5 s limit when `timeout` is longer; `.timedOut` when the
+    ///   daemon itself did not answer within `timeout`; `.daemonUnreachable`/`.busUnreachable`
+    ///   without a daemon or when it stops meanwhile), or `CancellationError`.
     public func resolve(interfaceIndex: UInt32 = 0, timeout: Duration = .seconds(5)) async throws -> ResolvedService {
         let instance = self
         let operation = "resolving \(TerminalSafe.quoted(name)) of type \(type.baseType) in \(domain)"
-        return try await OneShot<ResolvedService>.run(timeout: timeout, onTimeout: {
-            DNSSDError(.noSuchName, "no service named \(TerminalSafe.quoted(instance.name)) of type \(instance.type.baseType) answered in \(instance.domain) within \(timeout.secondsText)")
+        return try await OneShot<ResolvedService>.run(timeout: timeout, onTimeout: { daemonTookIt in
+            guard daemonTookIt else { return DNSSDError.notAnswering(while: operation, within: timeout) }
+            return DNSSDError(.noSuchName, "no service named \(TerminalSafe.quoted(instance.name)) of type \(instance.type.baseType) answered in \(instance.domain) within \(timeout.secondsText)")
         }) { oneShot in
             guard let interface = AvahiIfIndex(lookingUpOn: interfaceIndex) else {
                 throw DNSSDError(.badParameter, "interface index \(interfaceIndex) is not one avahi-daemon takes, so \(operation) failed")

@@ -37,10 +37,11 @@ final class ServiceRef: @unchecked Sendable {
     ) throws(DNSSDError) {
         let retained = Unmanaged.passRetained(context)
         var newRef: DNSServiceRef?
+        let started = ContinuousClock.now
         let code = start(&newRef, retained.toOpaque())
         guard code == kDNSServiceErr_NoError, let newRef else {
             retained.release()
-            throw DNSSDError.reported(code, while: operation)
+            throw DNSSDError.reported(code, while: operation, took: ContinuousClock.now - started)
         }
         ref = newRef
         let fd = DNSServiceRefSockFD(newRef)

@@ -27,13 +27,14 @@ public struct ServiceTypeBrowser: Sendable {
 
     /// Starts enumerating; behaves like `ServiceBrowser.start` when the daemon goes away.
     /// - Parameter onDaemonStatus: called on an internal queue when the daemon is lost or back.
-    /// - Throws: `DNSSDError` at once when the daemon cannot be reached.
-    public func start(onDaemonStatus: @escaping @Sendable (DaemonStatus) -> Void = { _ in }) throws -> AsyncThrowingStream<ServiceTypeEvent, any Error> {
+    /// - Throws: `DNSSDError` when the daemon cannot be reached, or `CancellationError` when the
+    ///   task is cancelled before the daemon took the browse.
+    public func start(onDaemonStatus: @escaping @Sendable (DaemonStatus) -> Void = { _ in }) async throws -> AsyncThrowingStream<ServiceTypeEvent, any Error> {
         let request = BrowseRequest(regtype: ServiceType.enumerationType, domain: domain, interface: interface,
                                     operation: "listing the service types in \(domain)", quietPeriod: quietPeriod, minimumWait: minimumWait,
                                     usesDaemonAllForNow: false)
         let domain = domain
-        return try BrowseCore<ServiceType>.start(request, onDaemonStatus: onDaemonStatus) { name, regtype, reportedDomain in
+        return try await BrowseCore<ServiceType>.start(request, onDaemonStatus: onDaemonStatus) { name, regtype, reportedDomain in
             guard let regtype, (try? ServiceDomain(reportedDomain ?? domain.name)) == domain else { return nil }
             return try? ServiceType(enumeratedName: name, protocol: regtype)
         }

@@ -26,10 +26,12 @@ struct SvcBrowse {
     /// the reader of stdout goes away.
     static func browse(_ options: BrowseOptions) async throws {
         let browser = ServiceBrowser(type: options.type, domain: options.domain, interface: options.interface)
-        let events = try browser.start(onDaemonStatus: noteDaemonStatus)
         let probes = try probeLoop(options)
         defer { probes?.shutdown() }
         try await run(options, minimumWait: browser.minimumWait) { firstBatch in
+            guard let events = try await firstBatch.startingBrowse("browsing for \(options.type) in \(options.domain)", {
+                try await browser.start(onDaemonStatus: noteDaemonStatus)
+            }) else { return }
             // Started once the daemon answered: a host without one sends no DNS query either.
             let legacy = options.browsesLegacyDomains ? LegacyBrowseDomains.start(options) : nil
             defer { legacy?.cancel() }
@@ -80,7 +82,9 @@ struct SvcBrowse {
     /// Runs `body` until it returns, `--timeout` passes, a signal, or the reader of stdout
     /// goes away. With `--once`, `--timeout` (default `minimumWait` + `onceGrace`) bounds
     /// only the wait for the first batch: `body` calls `FirstBatch.end()` when it has it,
-    /// and the lines of events already seen are still printed after the bound.
+    /// and the lines of events already seen are still printed after the bound. `body` starts
+    /// its browses through `FirstBatch.startingBrowse`, so that the bound also ends the wait
+    /// for an avahi-daemon that does not answer.
     static func run(_ options: BrowseOptions, minimumWait: Duration,
                     _ body: @escaping @Sendable (FirstBatch) async throws -> Void) async throws {
         let firstBatch = FirstBatch()
@@ -91,10 +95,11 @@ struct SvcBrowse {
         if let timeout = options.timeout ?? (options.once ? minimumWait + onceGrace : nil) {
             Task {
                 try await Task.sleep(for: timeout)
-                if options.once {
+                if options.once && !firstBatch.isWaitingForDaemon {
                     guard !firstBatch.isDone else { return }
                     Console.note("stopped waiting for the first batch after \(timeout.secondsText) (the most --once waits): the list may be incomplete")
                 }
+                firstBatch.boundPassed(timeout)
                 work.cancel()
             }
         }
@@ -154,13 +159,38 @@ struct SvcBrowse {
     }
 }
 
-/// Whether `--once`'s first batch is complete, so that its deadline no longer applies.
+/// Whether `--once`'s first batch is complete, so that its deadline no longer applies; and
+/// whether `run` is waiting for avahi-daemon to take a browse, and the bound that stopped it.
 final class FirstBatch: Sendable {
     private let done = Atomic<Bool>(false)
+    private let waitingForDaemon = Atomic<Bool>(false)
+    private let bound = Mutex<Duration?>(nil)
 
     func end() { done.store(true, ordering: .releasing) }
 
     var isDone: Bool { done.load(ordering: .acquiring) }
+
+    /// Whether a browse is being started (avahi-daemon has not answered yet).
+    var isWaitingForDaemon: Bool { waitingForDaemon.load(ordering: .acquiring) }
+
+    /// `run`'s bound (`--timeout`, or `--once`'s) passed and it stops `body`.
+    func boundPassed(_ bound: Duration) { self.bound.withLock { $0 = bound } }
+
+    /// Starts a browse (`start`), which waits for avahi-daemon to take it: milliseconds, but up
+    /// to D-Bus's 25 s reply timeout when the daemon is hung or stopped. When `run`'s bound
+    /// passes first, fails saying that the daemon did not answer within it (`.timedOut`: 69);
+    /// when a signal or the reader's going away stopped `run`, returns nil: nothing to list.
+    /// - Parameter operation: what is started, e.g. "browsing for _p2pipp._tcp in local.".
+    func startingBrowse<Events>(_ operation: String, _ start: () async throws -> Events) async throws -> Events? {
+        waitingForDaemon.store(true, ordering: .releasing)
+        defer { waitingForDaemon.store(false, ordering: .releasing) }
+        do {
+            return try await start()
+        } catch is CancellationError {
+            guard let bound = bound.withLock({ $0 }) else { return nil }
+            throw DNSSDError.notAnswering(while: operation, within: bound)
+        }
+    }
 }
 
 extension Result where Failure == any Error {

@@ -22,10 +22,13 @@ extension SvcBrowse {
     /// within `AllTypesState`'s bounds, printing type and instance events until `--once` has
     /// its first batch, `--timeout` passes, a signal, or the reader of stdout goes away.
     static func browseAllTypes(_ options: BrowseOptions) async throws {
-        let types = try ServiceTypeBrowser(domain: options.domain, interface: options.interface, minimumWait: allTypesMinimumWait).start(onDaemonStatus: noteDaemonStatus)
         let probes = try probeLoop(options)
         defer { probes?.shutdown() }
         try await run(options, minimumWait: allTypesMinimumWait) { firstBatch in
+            guard let types = try await firstBatch.startingBrowse("listing the service types in \(options.domain)", {
+                try await ServiceTypeBrowser(domain: options.domain, interface: options.interface, minimumWait: allTypesMinimumWait)
+                    .start(onDaemonStatus: noteDaemonStatus)
+            }) else { return }
             let (inputs, input) = AsyncStream<AllTypesInput>.makeStream()
             try await withThrowingTaskGroup(of: Void.self) { group in
                 group.addTask {
@@ -52,8 +55,8 @@ extension SvcBrowse {
                         switch action {
                         case .browse(let type):
                             do {
-                                let events = try ServiceBrowser(type: type, domain: options.domain, interface: options.interface,
-                                                                minimumWait: allTypesMinimumWait).start()
+                                let events = try await ServiceBrowser(type: type, domain: options.domain, interface: options.interface,
+                                                                      minimumWait: allTypesMinimumWait).start()
                                 browses[type] = Task {
                                     do {
                                         for try await event in events { input.yield(.instance(event, of: type)) }
@@ -62,6 +65,9 @@ extension SvcBrowse {
                                         input.yield(.browseEnded(type))
                                     }
                                 }
+                            } catch is CancellationError {
+                                // Stopped (--timeout, a signal) while the daemon had not taken it.
+                                input.yield(.browseEnded(type))
                             } catch {
                                 Console.note("cannot browse \(type.baseType): \(error)")
                                 input.yield(.browseEnded(type))

@@ -67,7 +67,7 @@ extension SvcConnect {
 
     private static func browseNames(_ options: ConnectOptions, keep: @Sendable (String) -> Bool,
                                     stop: @Sendable (String) -> Bool) async -> [String]? {
-        guard let events = try? ServiceBrowser(type: options.type, domain: options.domain, interface: options.interface).start() else { return nil }
+        guard let events = try? await ServiceBrowser(type: options.type, domain: options.domain, interface: options.interface).start() else { return nil }
         var names: [String] = []
         do {
             for try await event in events {

@@ -35,7 +35,7 @@ enum SelfTest {
 
             step = .browse
             let (instance, interfaces) = try await withDeadline(deadline, "browsing \(serviceType.baseType) did not find the probe") {
-                for try await event in try ServiceBrowser(type: serviceType, interface: interface).start() {
+                for try await event in try await ServiceBrowser(type: serviceType, interface: interface).start() {
                     if case .added(let instance, let interfaces) = event, instance.name == registered.name { return (instance, interfaces) }
                 }
                 throw CancellationError()
@@ -75,7 +75,7 @@ enum SelfTest {
         let watcher = Task { () -> Set<String> in
             var taken: Set<String> = []
             do {
-                for try await event in try ServiceBrowser(type: type, interface: interface).start() {
+                for try await event in try await ServiceBrowser(type: type, interface: interface).start() {
                     if case .added(let instance, _) = event, isProbeName(instance.name, base: name.value), taken.count < 1000 {
                         taken.insert(instance.name)
                     }

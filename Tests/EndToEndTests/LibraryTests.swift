@@ -56,7 +56,7 @@ final class LibraryTests: XCTestCase {
         try useDaemon(of: "b")
         var added = 0
         var completed = false
-        for try await event in try ServiceBrowser(type: .p2pipp).start() {
+        for try await event in try await ServiceBrowser(type: .p2pipp).start() {
             if case .added(let instance, let interfaces) = event, instance.name == name {
                 added += 1
                 XCTAssertEqual(interfaces.count, 1, "reported per IPv4 and IPv6, merged into one")
