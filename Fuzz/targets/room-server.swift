@@ -133,6 +133,7 @@ func fuzzRoomServer(_ bytes: UnsafeRawBufferPointer) {
 
     while !input.isAtEnd {
         let started = scheduler.now
+        let endedBefore = good.map { $0?.ended == true }
         droppedForBound = []
         let op = input.byte()
         let slot = Int(op >> 3)
@@ -202,8 +203,10 @@ func fuzzRoomServer(_ bytes: UnsafeRawBufferPointer) {
         checkOutboxBound(options: options, ends: hostileEnds.compactMap { $0 } + good.compactMap { $0?.serverEnd })
         // A member that reads is dropped for the bound only after every stalled one: any
         // hostile member the room surely counted as stalled when this operation began is gone.
-        let goodNames = good.compactMap { $0?.name }
-        if let name = droppedForBound.first(where: goodNames.contains) {
+        let droppedGood = good.indices.compactMap { index in
+            good[index].flatMap { !endedBefore[index] && $0.ended ? $0.name : nil }
+        }
+        if let name = droppedForBound.first(where: droppedGood.contains) {
             for index in 0..<4 {
                 guard let since = stalledFrom[index], since <= started, let end = hostileEnds[index] else { continue }
                 precondition(!end.isOpen, "\(name), which reads everything, was dropped for the room's outboxes while hostile member \(index) stayed, stalled over the floor (holding \(end.heldByteCount) bytes)")
