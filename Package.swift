@@ -4,7 +4,7 @@ import PackageDescription
 /// A state-level fuzz target: one file of Fuzz/targets, the others left out (the parser targets
 /// there are built by Scripts/fuzz with swiftc).
 func stateFuzzTarget(_ name: String, _ dependencies: [Target.Dependency]) -> Target {
-    let files = ["cli", "frames", "room", "sessions", "txt", "room-code", "dns-reply", "room-server", "room-client", "file-transfer", "secure-link"].map { $0 + ".swift" }
+    let files = ["cli", "frames", "room", "sessions", "txt", "room-code", "dns-reply", "terminal-safe", "room-server", "room-client", "file-transfer", "secure-link"].map { $0 + ".swift" }
     return .executableTarget(name: "fuzz-" + name, dependencies: dependencies, path: "Fuzz/targets",
                              exclude: files.filter { $0 != name + ".swift" }, sources: [name + ".swift"])
 }

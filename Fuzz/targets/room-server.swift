@@ -17,13 +17,24 @@
 //   7 hostile member sends HELLO with a name of b % 48 bytes from the input (b ≥ 0xC0: a
 //     FILE_OFFER_TO good member `b % 2` instead, id and size from the input: a relayed file
 //     that the well-behaved member accepts, and whose data the hostile one may then send)
+// The room's bound on all outboxes together (`roomOutboxLimit`, 256 MiB in svc-publish) is
+// 512 KiB, 1 MiB or 3 MiB by the input's length modulo 3 (not by a byte of it, so that the
+// seeds and regressions kept before keep their meaning): six members cannot queue 256 MiB
+// (4 MiB each at most), but paused members (op 5) sent text, history as they join or
+// answers to their WHO pass these; and the three sit below, near and above what six members
+// may hold under `RoomServer.outboxFloor` (1.5 MiB), for which nobody is dropped.
 // Checked after every operation: nothing traps; every frame the server sends fits 1 MiB
-// of payload and decodes; each well-behaved member receives the other's lines at most
+// of payload and decodes; the open connections' outboxes together hold at most the limit,
+// or none holds more than the floor (`checkOutboxBound`); a well-behaved member is dropped
+// for the bound only once every hostile member the room counts as stalled (paused and over
+// the floor for a second) is gone; each well-behaved member receives the other's lines at most
 // once, and at the end every line sent while both were in the room exactly once; members
 // that never answer PING are gone within two minutes (however they misbehave); the heap
 // stays under 16 MiB plus 10 MiB per open connection (a 4 MiB outbox each way, a frame
 // being reassembled and a read; a relayed chunk held for a recipient is within it); once
-// every connection closed, no relayed file is left.
+// every connection closed, no relayed file is left. SVC_FUZZ_TRACE=1 prints each member
+// dropped for the outbox bound.
+import Glibc
 import MessagingCore
 import Messaging
 import MessagingTesting
@@ -44,6 +55,8 @@ func fuzzSession(_ seed: UInt8) -> SecureSession {
 final class GoodMember {
     let index: Int
     let link: PeerLink
+    /// The server's end of its stream: what its outbox holds there.
+    let serverEnd: InMemoryStream
     let session = UInt64.random(in: 1...UInt64.max) // a hostile peer cannot guess it
     var name: String?
     var ended = false
@@ -56,6 +69,7 @@ final class GoodMember {
         self.index = index
         let (mine, theirs) = InMemoryStream.pair(scheduler: scheduler)
         theirs.secureSession = fuzzSession(100 + UInt8(index))
+        serverEnd = theirs
         link = PeerLink(mine, scheduler: scheduler, handshakeTimeout: nil, heartbeatInterval: .seconds(15))
         link.start(onMessage: { [unowned self] message in received(message) }, onEnd: { [unowned self] _ in ended = true })
         server.accept(theirs)
@@ -84,22 +98,43 @@ final class GoodMember {
     }
 }
 
+/// The room's bound on all outboxes together, by the input's length (so that no byte of an
+/// input changes meaning): 512 KiB (under what six members may hold below the floor, 1.5 MiB),
+/// 1 MiB, 3 MiB (over it: only drops keep the room under it).
+let outboxLimits = [512 << 10, 1 << 20, 3 << 20]
+
+/// Whether SVC_FUZZ_TRACE is set: each member dropped for the room's outbox bound is printed.
+let tracing = getenv("SVC_FUZZ_TRACE") != nil
+
 func fuzzRoomServer(_ bytes: UnsafeRawBufferPointer) {
     let baseline = FuzzDriver.allocatedBytes()
     let scheduler = ManualScheduler()
     var options = RoomServer.Options(name: "server")
     options.echo = false
+    options.roomOutboxLimit = outboxLimits[bytes.count % outboxLimits.count]
     // Shares from the input are mostly not valid encodings; the exchange's order and its
     // refusals run all the same (a valid one makes CODE_REPLY, a wrong tag wrong-room-code).
     options.roomCode = try! RoomCode(parsing: "4829-1530-7719")
-    let server = RoomServer(options: options, scheduler: scheduler, fileWork: scheduler) { _ in }
+    /// Names dropped for the room's outbox bound during the current operation.
+    var droppedForBound: [String] = []
+    let server = RoomServer(options: options, scheduler: scheduler, fileWork: scheduler) { event in
+        if case .left(_, let name, let reason) = event, reason.contains("members together had more than") { droppedForBound.append(name) }
+    }
     var hostile: [RawPeer?] = [nil, nil, nil, nil]
+    /// The server's ends of the hostile members' streams.
+    var hostileEnds: [InMemoryStream?] = [nil, nil, nil, nil]
+    /// From when the room surely counts hostile member `slot` as stalled (`RoomServer.outboxStall`):
+    /// it has been paused and over the floor since an earlier operation (see the check below).
+    var stalledFrom: [ContinuousClock.Instant?] = [nil, nil, nil, nil]
     var good: [GoodMember?] = [nil, nil]
     /// Lines each good member must hear: (listener, speaker name, number).
     var expected: [(listener: Int, speaker: String, number: Int)] = []
     var input = FuzzInput(bytes)
 
     while !input.isAtEnd {
+        let started = scheduler.now
+        let endedBefore = good.map { $0?.ended == true }
+        droppedForBound = []
         let op = input.byte()
         let slot = Int(op >> 3)
         let peer = hostile[slot % 4]
@@ -109,6 +144,8 @@ func fuzzRoomServer(_ bytes: UnsafeRawBufferPointer) {
                 let (mine, theirs) = InMemoryStream.pair(scheduler: scheduler, deliveryChunk: 1 << (Int(input.byte()) % 19))
                 theirs.secureSession = slot / 4 == 0 ? nil : fuzzSession(UInt8(slot / 4 % 3))
                 hostile[slot % 4] = RawPeer(mine, keepsMessages: false)
+                hostileEnds[slot % 4] = theirs
+                stalledFrom[slot % 4] = nil
                 server.accept(theirs)
             }
         case 1:
@@ -163,6 +200,28 @@ func fuzzRoomServer(_ bytes: UnsafeRawBufferPointer) {
         for peer in hostile.compactMap({ $0 }) {
             precondition(peer.faults.isEmpty, "the server sent a broken frame: \(peer.faults)")
         }
+        checkOutboxBound(options: options, ends: hostileEnds.compactMap { $0 } + good.compactMap { $0?.serverEnd })
+        // A member that reads is dropped for the bound only after every stalled one: any
+        // hostile member the room surely counted as stalled when this operation began is gone.
+        let droppedGood = good.indices.compactMap { index in
+            good[index].flatMap { !endedBefore[index] && $0.ended ? $0.name : nil }
+        }
+        if let name = droppedForBound.first(where: droppedGood.contains) {
+            for index in 0..<4 {
+                guard let since = stalledFrom[index], since <= started, let end = hostileEnds[index] else { continue }
+                precondition(!end.isOpen, "\(name), which reads everything, was dropped for the room's outboxes while hostile member \(index) stayed, stalled over the floor (holding \(end.heldByteCount) bytes)")
+            }
+        }
+        for index in 0..<4 {
+            // Paused, its outbox only grows and never moves: once a check saw it over the floor
+            // (every turn that puts it over calls one), the room counts it as stalled a second later.
+            if let peer = hostile[index], peer.isPaused, let end = hostileEnds[index], end.isOpen, end.heldByteCount > RoomServer.outboxFloor {
+                if stalledFrom[index] == nil { stalledFrom[index] = scheduler.now + RoomServer.outboxStall }
+            } else {
+                stalledFrom[index] = nil
+            }
+        }
+        if tracing, !droppedForBound.isEmpty { print("dropped for the room's outboxes (limit \(options.roomOutboxLimit)): \(droppedForBound)") }
         let open = hostile.count { $0 != nil && $0?.closeReason == nil } + good.count { $0 != nil && $0?.ended == false }
         if let baseline, let now = FuzzDriver.allocatedBytes() {
             let held = now - baseline
@@ -196,6 +255,19 @@ func fuzzRoomServer(_ bytes: UnsafeRawBufferPointer) {
     scheduler.advance(by: .seconds(60))
     precondition(server.names == ["server"], "members are still listed after every connection closed: \(server.names)")
     precondition(server.relayedTransferCount == 0, "\(server.relayedTransferCount) relayed files are left after every connection closed")
+}
+
+/// The room's bound on all outboxes together (`RoomServer.boundOutboxes`), as it holds whenever
+/// the loop is idle: every send queued for a member calls a check at the end of its turn once
+/// that member holds more than `RoomServer.outboxFloor` or the last check kept someone over it,
+/// and the check drops members over the floor until the rest is under the limit. So either
+/// the open connections' outboxes (`heldByteCount`, what the check adds up) hold at most the
+/// limit together, or none holds more than the floor (they are never dropped for it).
+func checkOutboxBound(options: RoomServer.Options, ends: [InMemoryStream]) {
+    let held = ends.filter(\.isOpen).map(\.heldByteCount)
+    let total = held.reduce(0, +)
+    precondition(total <= options.roomOutboxLimit || held.allSatisfy { $0 <= RoomServer.outboxFloor },
+                 "the outboxes hold \(total) bytes together (\(held)), over the room's \(options.roomOutboxLimit), while one holds more than the floor")
 }
 
 @main

@@ -68,6 +68,11 @@ public final class PeerLink {
     public var heldForConsumerCountsAsHeard = true
     /// Why reading is paused now; reading resumes when none is left.
     private var readingHeld = ReadHolds()
+    /// Called after each `send`, `send(contentsOf:)` and `sendFileChunk` the connection took
+    /// (answers to pings, acknowledgements, errors, relayed file data...; not bytes written to
+    /// `connection` directly): a room adds up all its members' outboxes
+    /// (`RoomServer.queued(for:)`), whatever put the bytes there.
+    var onQueued: (() -> Void)?
     /// The frames handled in one turn at most: a peer that sends thousands of small frames (or
     /// large ones) in one read waits for the others' turns in between (the rest stays in the decoder, and
     /// nothing more is read meanwhile), so one member cannot hold the room's queue.
@@ -167,7 +172,7 @@ public final class PeerLink {
         scheduler.assertOnExecutor()
         noteSent(message)
         // Encoded straight into the connection's outbox: no buffer of ours, no copy.
-        return connection.send { buffer in message.encode(into: &buffer) }
+        return queued(connection.send { buffer in message.encode(into: &buffer) })
     }
 
     /// Sends messages in order, encoded into the outbox in one go: for many small messages to
@@ -177,9 +182,15 @@ public final class PeerLink {
     public func send(contentsOf messages: [Message]) -> Bool {
         scheduler.assertOnExecutor()
         for message in messages { noteSent(message) }
-        return connection.send { buffer in
+        return queued(connection.send { buffer in
             for index in messages.indices { messages[index].encode(into: &buffer) } // borrowed, not copied
-        }
+        })
+    }
+
+    /// Tells `onQueued` when the connection took a send; returns `took`.
+    private func queued(_ took: Bool) -> Bool {
+        if took { onQueued?() }
+        return took
     }
 
     private func noteSent(_ message: Message) {
@@ -190,7 +201,7 @@ public final class PeerLink {
     @discardableResult
     public func sendFileChunk(id: UInt32, data: UnsafeRawBufferPointer) -> Bool {
         scheduler.assertOnExecutor()
-        return connection.send(Message.fileChunkHeader(id: id, dataCount: data.count)) && connection.send(data)
+        return queued(connection.send(Message.fileChunkHeader(id: id, dataCount: data.count)) && connection.send(data))
     }
 
     /// The peer finished its handshake; only heartbeats apply from now on, and frames may be

@@ -127,6 +127,9 @@ public final class RoomServer: @unchecked Sendable {
     private var nextID = 1
     /// A check of all outboxes together is due at the end of this turn (`boundOutboxes`).
     var outboxCheckScheduled = false
+    /// The last check kept members holding more than `outboxFloor`: until one finds none,
+    /// every turn that queues anything for anyone is checked (`queued(for:)`).
+    var outboxHoldersKept = false
     /// The member number the next member that joins gets (#1, #2, ...).
     private var nextMemberNumber = 1
     /// Lines about refused connections, members' ERROR frames and refused file offers: a flood
@@ -292,6 +295,11 @@ public final class RoomServer: @unchecked Sendable {
         member.neighbour = neighbour
         nextID += 1
         members[member.id] = member
+        // Whatever the link sends counts toward the room's outbox bound: answers to pings,
+        // acknowledgements, PRESENCE for WHO, relayed file data.
+        link.onQueued = { [weak self, weak member] in
+            if let self, let member { queued(for: member) }
+        }
         link.start(onMessage: { [self] message in received(message, from: member) },
                    onEnd: { [self] reason in ended(member, reason) })
         // A consumer behind: nobody's frames are read until it catches up.
@@ -399,17 +407,13 @@ public final class RoomServer: @unchecked Sendable {
                 remember(from: name, text: text)
                 // The answer before the event: a consumer on the loop prints after the
                 // iteration's sends are written (EventLoop as a task executor).
-                if options.echo {
-                    member.link.send(.text(from: options.name, to: name, text: text))
-                    queued(for: member)
-                }
+                if options.echo { member.link.send(.text(from: options.name, to: name, text: text)) }
                 onEvent(.text(from: name, to: nil, text: text))
             } else if MemberName.same(to, options.name) {
                 if options.echo { member.link.send(.text(from: options.name, to: name, text: text)) }
                 onEvent(.text(from: name, to: options.name, text: text))
             } else if let id = roster.id(named: to), let target = members[id] {
                 target.link.send(.text(from: name, to: target.name ?? to, text: text))
-                queued(for: target)
                 onEvent(.text(from: name, to: target.name, text: text))
             } else {
                 member.link.reject(ProtocolError(.unknownPeer, "nobody called '\(to)' is in the room; /who lists the members"))
@@ -519,7 +523,6 @@ public final class RoomServer: @unchecked Sendable {
         sendPresence(to: member)
         if hello.capabilities.contains(.history) {
             for line in history.lines { member.link.send(.history(time: line.time, from: line.from, text: line.text)) }
-            queued(for: member)
         }
         // A replacement keeps the name and the key the room already sees: nothing to announce.
         if replaced == nil { broadcastPresence(.joined, of: member) }
@@ -633,7 +636,6 @@ public final class RoomServer: @unchecked Sendable {
                 return onEvent(.note("nobody called '\(to)' is in the room; the line was not sent"))
             }
             member.link.send(.text(from: options.name, to: member.name ?? to, text: text))
-            queued(for: member)
             onEvent(.text(from: options.name, to: member.name ?? to, text: text))
         case .who:
             let listed = roster.entries.map { entry in

@@ -88,4 +88,64 @@ final class RoomServerOutboxTests: XCTestCase {
         let total = room.members.values.reduce(0) { $0 + $1.link.connection.heldByteCount }
         XCTAssertLessThanOrEqual(total, 3 << 20)
     }
+    /// What all open connections' outboxes hold together, as `boundOutboxes` counts it.
+    var held: [Int] { room.members.values.filter { $0.link.isOpen }.map { $0.link.connection.heldByteCount } }
+
+    /// Relayed file data reaches recipients through the relay, not through a line the room
+    /// says: it counts all the same. Four recipients that accept a file and stop reading hold
+    /// about 1 MiB each (the relay's mark), 4 MiB together: before, nothing added them up.
+    func testRelayedFileDataThatMembersDoNotReadCountsTowardTheLimit() {
+        let sender = join("mallory", host: 1)
+        let recipients = (2...5).map { join("r\($0)", host: UInt8($0)) }
+        for (index, recipient) in recipients.enumerated() {
+            sender.send(.fileOfferTo(.init(id: UInt32(index + 1), size: 4 << 20, digest: [UInt8](repeating: 7, count: 32), name: "f"),
+                                     to: "r\(index + 2)"))
+            scheduler.run()
+            let offer = recipient.messages.lazy.compactMap { if case .fileOfferFrom(let offer, _, _) = $0 { offer } else { nil } }.first
+            guard let offer else { return XCTFail("r\(index + 2) got no offer") }
+            recipient.send(.fileAccept(id: offer.id, offset: 0))
+            scheduler.run()
+            recipient.stream.pauseReading()
+        }
+        // Mallory sends all the data each credit allows, until no more comes.
+        var sent: [UInt32: UInt64] = [:]
+        for _ in 0..<16 {
+            for case .fileCredit(let id, let through) in sender.messages where through > sent[id, default: 0] {
+                sender.send(.fileChunk(id: id, data: ArraySlice(repeating: 1, count: Int(through - sent[id, default: 0]))))
+                sent[id] = through
+            }
+            scheduler.run()
+        }
+        XCTAssertGreaterThan(sent.values.reduce(0, +), 3 << 20, "the relay let more than the room's limit go to the recipients")
+        XCTAssertLessThanOrEqual(held.reduce(0, +), 3 << 20)
+        XCTAssertNotNil(outbox("mallory"), "the sender reads: kept")
+        let dropped = events.compactMap { if case .left(_, let name, let reason) = $0, reason.hasPrefix("too-slow") { name } else { nil } }
+        XCTAssertFalse(dropped.isEmpty, "recipients holding the most were dropped")
+        XCTAssertFalse(dropped.contains("mallory"))
+    }
+
+    /// Members under the floor are never dropped, but what they are sent still adds up: once
+    /// a member holds more than the floor, the room adds all outboxes up after every turn
+    /// that queues anything, not only after turns that queue for that member (before, four
+    /// members sent 224 KiB each took the room from 2.9 to 3.8 MiB, over its 3 MiB, while
+    /// the one over the floor stayed).
+    func testWhatMembersUnderTheFloorAreSentCountsWhileAnotherHoldsMore() {
+        let speaker = join("speaker", host: 1)
+        let hog = join("hog", host: 2)
+        let others = (3...6).map { join("m\($0)", host: UInt8($0)) }
+        hog.stream.pauseReading()
+        for peer in others { peer.stream.pauseReading() }
+        let line = String(repeating: "x", count: 32 << 10)
+        for index in 0..<92 { speaker.send(.text(from: "", to: "hog", text: "\(index) " + line)) }
+        scheduler.run()
+        XCTAssertNotNil(outbox("hog"), "2.9 MiB is under the room's 3 MiB")
+        for index in 3...6 {
+            for _ in 0..<7 { speaker.send(.text(from: "", to: "m\(index)", text: line)) }
+        }
+        scheduler.run()
+        XCTAssertTrue(held.allSatisfy { $0 <= RoomServer.outboxFloor } || held.reduce(0, +) <= 3 << 20,
+                      "over the limit while a member holds more than the floor: \(held)")
+        XCTAssertNil(outbox("hog"), "the one over the floor is dropped")
+        XCTAssertEqual((3...6).compactMap { outbox("m\($0)") }.count, 4, "members under the floor are never dropped")
+    }
 }
