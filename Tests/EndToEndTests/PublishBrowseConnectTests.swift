@@ -108,8 +108,9 @@ final class PublishBrowseConnectTests: XCTestCase {
             XCTAssertTrue(text.stdout.contains { $0.hasPrefix("added \"\(quoted)\" _p2pipp._tcp local. on veth0") }, text.transcript)
             let client = try TestLAN.run("svc-connect", on: "b", [name, "--message", "hi \(name)"])
             XCTAssertEqual(client.waitForExit(), 0, client.transcript)
-            XCTAssertEqual(client.stdout.first, "hello from \(name)")
-            XCTAssertTrue(client.stdout.contains { $0.hasPrefix("* in the room: \(name) (key ") }, "frames after our goodbye are still read: " + client.transcript)
+            // The room's own name in its lines: escaped the same way, without the quotes.
+            XCTAssertEqual(client.stdout.first, "hello from \(quoted)")
+            XCTAssertTrue(client.stdout.contains { $0.hasPrefix("* in the room: \(quoted) (key ") }, "frames after our goodbye are still read: " + client.transcript)
         }
         for (name, publisher) in zip(names, publishers) {
             XCTAssertNotNil(publisher.waitForEvent { $0["event"] as? String == "text" && $0["text"] as? String == "hi \(name)" }, publisher.transcript)
