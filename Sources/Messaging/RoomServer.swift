@@ -127,9 +127,12 @@ public final class RoomServer: @unchecked Sendable {
     private var nextID = 1
     /// A check of all outboxes together is due at the end of this turn (`boundOutboxes`).
     var outboxCheckScheduled = false
-    /// The last check kept members holding more than `outboxFloor`: until one finds none,
-    /// every turn that queues anything for anyone is checked (`queued(for:)`).
-    var outboxHoldersKept = false
+    /// What all members' outboxes hold, as last counted: exact after each check, raised by
+    /// each send since (`queued(for:)`), never less than they hold but for one turn's growth.
+    var countedOutboxBytes = 0
+    /// How many times all outboxes were added up (`boundOutboxes`), each a pass over every
+    /// member: what a peer's sends may cost the room grows with it.
+    var outboxChecks = 0
     /// The member number the next member that joins gets (#1, #2, ...).
     private var nextMemberNumber = 1
     /// Lines about refused connections, members' ERROR frames and refused file offers: a flood
@@ -176,6 +179,8 @@ public final class RoomServer: @unchecked Sendable {
         /// While its outbox holds more than `outboxFloor`: the link's `sentByteCount` when the
         /// room last saw it move, and when (see `boundOutboxes`).
         var outboxProgress: (sent: Int, at: ContinuousClock.Instant)?
+        /// What its outbox held when last read into `countedOutboxBytes`.
+        var countedOutbox = 0
         /// It said GOODBYE instead of HELLO: it only checked that the room answers.
         var isProbe = false
         var name: String?
@@ -550,6 +555,7 @@ public final class RoomServer: @unchecked Sendable {
 
     private func ended(_ member: Member, _ reason: PeerLink.EndReason) {
         members[member.id] = nil
+        forgetOutbox(of: member)
         sendersLose(member, reason)
         if member.codeSteps.state == .awaitingConfirmation {
             member.codeSteps.failed()
