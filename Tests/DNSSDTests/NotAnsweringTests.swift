@@ -25,12 +25,7 @@ final class NotAnsweringTests: XCTestCase {
         }
         await Task.detached { began.wait() }.value
         waiting.cancel()
-        do {
-            _ = try await waiting.value
-            XCTFail("a cancelled wait returned the call's value")
-        } catch {
-            XCTAssertTrue(error is CancellationError, "\(error)")
-        }
+        await assertCancelled(waiting)
         release.signal()
         var values: [Int] = []
         for await value in abandoned { values.append(value) }
@@ -65,15 +60,20 @@ final class NotAnsweringTests: XCTestCase {
             try await AbandonableCall.run(on: queue, { made.store(true, ordering: .relaxed); return 1 }, abandon: { _ in })
         }
         waiting.cancel()
-        do {
-            _ = try await waiting.value
-            XCTFail("a cancelled wait returned")
-        } catch {
-            XCTAssertTrue(error is CancellationError, "\(error)")
-        }
+        await assertCancelled(waiting)
         hold.signal()
         await withCheckedContinuation { done in queue.async { done.resume() } }
         XCTAssertFalse(made.load(ordering: .relaxed))
+    }
+
+    /// The cancelled wait ends with `CancellationError`, not the call's value.
+    func assertCancelled(_ waiting: Task<Int, any Error>, line: UInt = #line) async {
+        do {
+            _ = try await waiting.value
+            XCTFail("a cancelled wait returned the call's value", line: line)
+        } catch {
+            XCTAssertTrue(error is CancellationError, "\(error)", line: line)
+        }
     }
 
     // MARK: - What is said
