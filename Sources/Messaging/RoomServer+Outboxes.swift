@@ -25,19 +25,24 @@ extension RoomServer {
     /// again or at the next check. So once the loop is idle, either all outboxes together hold
     /// at most the limit (plus that), or none holds more than `outboxFloor`.
     func queued(for member: Member) {
-        let stream = member.link.connection
-        let held = stream.heldByteCount
+        let held = member.link.connection.heldByteCount
         countedOutboxBytes += held - member.countedOutbox
         member.countedOutbox = held
-        if held > Self.outboxFloor {
-            let sent = stream.sentByteCount
-            if member.outboxProgress?.sent != sent { member.outboxProgress = (sent, scheduler.now) }
-        } else {
-            member.outboxProgress = nil
-        }
+        noteProgress(of: member, holding: held, at: scheduler.now)
         guard !outboxCheckScheduled, countedOutboxBytes > options.roomOutboxLimit else { return }
         outboxCheckScheduled = true
         scheduler.execute { [weak self] in self?.boundOutboxes() }
+    }
+
+    /// While `member`'s outbox holds more than `outboxFloor`, when it was last seen to move
+    /// (`outboxProgress`: a send since the last look); forgotten once it holds less.
+    private func noteProgress(of member: Member, holding held: Int, at now: ContinuousClock.Instant) {
+        guard held > Self.outboxFloor else {
+            member.outboxProgress = nil
+            return
+        }
+        let sent = member.link.connection.sentByteCount
+        if member.outboxProgress?.sent != sent { member.outboxProgress = (sent, now) }
     }
 
     /// `member` is gone: what it was counted as holding is taken off the running count.
@@ -65,20 +70,16 @@ extension RoomServer {
         var holding: [(member: Member, bytes: Int, stalled: Bool)] = []
         for member in members.values {
             guard member.link.isOpen else {
-                // Closing: its outbox is let go of within its grace; not counted.
-                forgetOutbox(of: member)
+                // Closing: its outbox is let go of within its grace; not counted (the running
+                // count is set from `total` below).
+                member.countedOutbox = 0
                 continue
             }
-            let stream = member.link.connection
-            let bytes = stream.heldByteCount
+            let bytes = member.link.connection.heldByteCount
             member.countedOutbox = bytes
             total += bytes
-            guard bytes > Self.outboxFloor else {
-                member.outboxProgress = nil
-                continue
-            }
-            let sent = stream.sentByteCount
-            if member.outboxProgress?.sent != sent { member.outboxProgress = (sent, now) }
+            noteProgress(of: member, holding: bytes, at: now)
+            guard bytes > Self.outboxFloor else { continue }
             let stalled = member.outboxProgress.map { now - $0.at >= Self.outboxStall } ?? false
             holding.append((member, bytes, stalled))
         }
